@@ -1,0 +1,64 @@
+// swift-tools-version: 6.0
+// PushAV Recorder: records camera events as CMAF and pushes them to a Matter Push AV ingest endpoint.
+import PackageDescription
+
+let package = Package(
+    name: "PushAVRecorder",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "pushav", targets: ["pushav"]),
+        .library(name: "PushAVRecorder", targets: ["Recorder", "CMAF", "Timeline", "Motion", "TransportModel", "TransportStore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+    ],
+    targets: [
+        // FFmpeg 5.1 from Debian (libavformat-dev, libavcodec-dev, libavutil-dev, libswscale-dev; libswresample-dev
+        // comes with libavcodec-dev). shim.h re-exports the macros Swift cannot import.
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat libavcodec libavutil libswscale libswresample",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]
+        ),
+        // Pure Swift: media time arithmetic, segment/chunk planning, clip timeline (no FFmpeg, no I/O).
+        .target(name: "Timeline"),
+        // Pure Swift: motion detection over a downscaled luma plane.
+        .target(name: "Motion"),
+        // Pure Swift: ISO-BMFF / CMAF box reader, codec strings and conformance checks (no FFmpeg).
+        .target(name: "CMAF"),
+        // The Swift owners of FFmpeg objects: input, decoder, scaler, encoders, CMAF track muxer.
+        .target(
+            name: "MediaIO",
+            dependencies: ["CFFmpeg", "Timeline", .product(name: "Logging", package: "swift-log")]
+        ),
+        // Demux once, cut sessions, write the upload layout and the report.
+        .target(
+            name: "Recorder",
+            dependencies: ["MediaIO", "Timeline", "Motion", "CMAF", .product(name: "Logging", package: "swift-log")]
+        ),
+        // Matter Push AV Stream Transport cluster model: types, validation, commands, events.
+        .target(name: "TransportModel", dependencies: ["Timeline"]),
+        // SQLite persistence of transport connections (GRDB).
+        .target(
+            name: "TransportStore",
+            dependencies: ["TransportModel", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .executableTarget(
+            name: "pushav",
+            dependencies: [
+                "Recorder", "CMAF", "MediaIO",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "TimelineTests", dependencies: ["Timeline"]),
+        .testTarget(name: "MotionTests", dependencies: ["Motion"]),
+        .testTarget(name: "CMAFTests", dependencies: ["CMAF"]),
+        .testTarget(name: "MediaIOTests", dependencies: ["MediaIO", "CMAF"]),
+        .testTarget(name: "RecorderTests", dependencies: ["Recorder", "CMAF", "MediaIO", "pushav"]),
+        .testTarget(name: "TransportModelTests", dependencies: ["TransportModel", "Timeline"]),
+        .testTarget(name: "TransportStoreTests", dependencies: ["TransportStore", "TransportModel"]),
+    ]
+)

@@ -1,0 +1,1 @@
+// Placeholder: the CMAF module is built in its own issue.

@@ -1,0 +1,1 @@
+// Placeholder: the Motion module is built in its own issue.

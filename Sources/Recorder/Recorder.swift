@@ -1,0 +1,1 @@
+// Placeholder: the Recorder module is built in its own issue.

@@ -1,0 +1,1 @@
+// Placeholder: the TransportModel module is built in its own issue.

@@ -1,0 +1,1 @@
+// Placeholder: the TransportStore module is built in its own issue.
