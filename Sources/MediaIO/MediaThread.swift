@@ -1,0 +1,27 @@
+import Foundation
+
+/// Runs blocking FFmpeg work on a dedicated thread and awaits it from async code.
+///
+/// FFmpeg's open/read calls block for as long as a camera makes them wait; on Swift's cooperative pool (two threads on
+/// a two-core box) two such calls freeze every other task. Each recording therefore owns a thread; cancelling the
+/// awaiting task sets the ``InterruptFlag`` that the work and FFmpeg's `AVIOInterruptCB` poll.
+public enum MediaThread {
+    public static func run<T: Sendable>(
+        name: String,
+        interrupt: InterruptFlag,
+        _ work: @escaping @Sendable () throws -> T
+    ) async throws -> T {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                let thread = Thread {
+                    do { continuation.resume(returning: try work()) } catch { continuation.resume(throwing: error) }
+                }
+                thread.name = name
+                thread.stackSize = 4 << 20
+                thread.start()
+            }
+        } onCancel: {
+            interrupt.set()
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import CFFmpeg
+import Timeline
+
+/// What kind of elementary stream a track carries.
+public enum MediaKind: String, Sendable, Codable {
+    case video, audio
+}
+
+/// A Sendable description of one input stream, read once after the input is probed.
+public struct StreamDescription: Sendable, Codable, Equatable {
+    public var index: Int
+    public var kind: MediaKind
+    /// FFmpeg's short codec name (`h264`, `hevc`, `aac`, `opus`, `mpeg4`, `mp3`, …).
+    public var codec: String
+    public var profile: String?
+    public var timeBase: TimeBase
+    public var bitRate: Int64?
+    public var width: Int?
+    public var height: Int?
+    /// Frames per second as FFmpeg guesses it from the container and the bitstream.
+    public var frameRate: Double?
+    public var sampleRate: Int?
+    public var channels: Int?
+    /// Seconds of the first timestamp on the stream's own timeline, if known.
+    public var startTime: Double?
+    public var duration: Double?
+}
+
+/// A stream time base `num/den` seconds per tick.
+public struct TimeBase: Sendable, Codable, Equatable, CustomStringConvertible {
+    public var num: Int32
+    public var den: Int32
+    public init(num: Int32, den: Int32) { self.num = num; self.den = den }
+    init(_ r: AVRational) { self.init(num: r.num, den: r.den) }
+    var rational: AVRational { AVRational(num: num, den: den) }
+    public var description: String { "\(num)/\(den)" }
+
+    /// A tick count on this time base as an exact media time.
+    public func time(_ ticks: Int64) -> MediaTime {
+        if num == 1 { return MediaTime(value: ticks, timescale: den) }
+        return MediaTime(value: ticks * Int64(num), timescale: den)
+    }
+
+    /// The tick on this time base nearest to `time`.
+    public func ticks(_ time: MediaTime) -> Int64 {
+        av_rescale_q_rnd(time.value, AVRational(num: 1, den: time.timescale), rational, AV_ROUND_NEAR_INF)
+    }
+}
+
+extension StreamDescription {
+    init(stream: UnsafeMutablePointer<AVStream>, index: Int, kind: MediaKind) {
+        let par = stream.pointee.codecpar!
+        self.index = index
+        self.kind = kind
+        codec = avcodec_get_name(par.pointee.codec_id).map { String(cString: $0) } ?? "unknown"
+        profile = avcodec_profile_name(par.pointee.codec_id, par.pointee.profile).map { String(cString: $0) }
+        timeBase = TimeBase(stream.pointee.time_base)
+        bitRate = par.pointee.bit_rate > 0 ? par.pointee.bit_rate : nil
+        let nopts = CFFmpeg_AV_NOPTS_VALUE()
+        startTime = stream.pointee.start_time == nopts ? nil : av_q2d(stream.pointee.time_base) * Double(stream.pointee.start_time)
+        duration = stream.pointee.duration == nopts || stream.pointee.duration <= 0
+            ? nil : av_q2d(stream.pointee.time_base) * Double(stream.pointee.duration)
+        switch kind {
+        case .video:
+            width = Int(par.pointee.width)
+            height = Int(par.pointee.height)
+            let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
+            frameRate = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : nil
+        case .audio:
+            sampleRate = Int(par.pointee.sample_rate)
+            channels = Int(par.pointee.ch_layout.nb_channels)
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import CFFmpeg
+
+/// Turns one input stream's packets into packets a CMAF track can carry: passed through (H.264, HEVC, AAC, Opus; ADTS
+/// AAC re-framed) or, for anything else, transcoded.
+public protocol TrackConditioner: AnyObject {
+    var kind: MediaKind { get }
+    /// True when the conditioner decodes and re-encodes.
+    var transcodes: Bool { get }
+    /// Time base of the packets it emits.
+    var timeBase: TimeBase { get }
+    /// Codec parameters of the packets it emits; final once the first packet came out.
+    func outputParameters() throws -> CodecParameters
+    /// Takes one input packet (consumed) and emits zero or more conditioned packets.
+    func push(_ packet: Packet, emit: (Packet) throws -> Void) throws
+    /// Emits what is still buffered at the end of the input.
+    func drain(emit: (Packet) throws -> Void) throws
+    /// Whether a conditioned packet can start a segment (a real IDR for video; every packet for audio).
+    func isRandomAccess(_ packet: Packet) -> Bool
+}
+
+/// Codecs a CMAF track carries as they are (our `hvc1`/`avc1` sample entries, `mp4a`, `Opus`).
+public enum CMAFCodecSupport {
+    public static func isPassthrough(codec: String) -> Bool {
+        ["h264", "hevc", "aac", "opus"].contains(codec)
+    }
+}
+
+/// Passes packets through; re-frames ADTS AAC with `aac_adtstoasc` when the first packet carries an ADTS header.
+final class PassthroughConditioner: TrackConditioner {
+    let kind: MediaKind
+    let transcodes = false
+    let timeBase: TimeBase
+    private let input: CodecParameters
+    private var adts: BitstreamFilter?
+    private var decided = false
+    private let probe: RandomAccessProbe
+
+    init(stream: StreamDescription, parameters: UnsafePointer<AVCodecParameters>) throws {
+        kind = stream.kind
+        timeBase = stream.timeBase
+        input = try CodecParameters(copying: parameters)
+        probe = RandomAccessProbe(parameters: input)
+    }
+
+    func outputParameters() throws -> CodecParameters {
+        if let adts { return try adts.outputParameters() }
+        return input
+    }
+
+    func push(_ packet: Packet, emit: (Packet) throws -> Void) throws {
+        if !decided {
+            decided = true
+            let bytes = packet.payload
+            if input.codecID == AV_CODEC_ID_AAC, bytes.count > 2, bytes[0] == 0xFF, bytes[1] & 0xF0 == 0xF0 {
+                adts = try BitstreamFilter(name: "aac_adtstoasc", input: input, timeBase: timeBase)
+            }
+        }
+        if let adts { try adts.filter(packet, emit: emit) } else { try emit(packet) }
+    }
+
+    func drain(emit: (Packet) throws -> Void) throws {
+        try adts?.filter(nil, emit: emit)
+    }
+
+    func isRandomAccess(_ packet: Packet) -> Bool {
+        kind == .audio || probe.isRandomAccess(packet)
+    }
+}
+
+extension MediaInput {
+    /// The conditioner for a selected stream: passthrough where CMAF allows it, else a transcoder.
+    public func conditioner(for stream: StreamDescription, keyframeInterval: Double) throws -> any TrackConditioner {
+        if CMAFCodecSupport.isPassthrough(codec: stream.codec) {
+            return try PassthroughConditioner(stream: stream, parameters: parameters(of: stream.index))
+        }
+        throw MediaError("\(stream.kind.rawValue) codec \(stream.codec) cannot be carried in CMAF and transcoding is not available")
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+
+/// Where one session's files live. The layout on disk is the upload layout (Matter Push AV / DASH-IF Interface-1):
+/// `session_<N>/<track>/<track>.init` and `session_<N>/<track>/segment_<1001+k>.m4s`, plus `clips/session_<N>.mp4`.
+public struct SessionLayout: Sendable, Equatable {
+    public let root: URL
+    public let session: Int
+    public let trackNames: [MediaTrackRole: String]
+
+    public init(root: URL, session: Int, videoTrackName: String = "video", audioTrackName: String = "audio") {
+        self.root = root
+        self.session = session
+        self.trackNames = [.video: videoTrackName, .audio: audioTrackName]
+    }
+
+    public func trackName(_ role: MediaTrackRole) -> String { trackNames[role] ?? role.rawValue }
+
+    /// Path of the session directory relative to the root: `session_<N>`.
+    public var sessionPath: String { "session_\(session)" }
+    public func initPath(_ role: MediaTrackRole) -> String { "\(sessionPath)/\(trackName(role))/\(trackName(role)).init" }
+    /// `number` is the segment's 1-based index within the session; files are numbered from 1001 (at least 4 digits).
+    public func segmentPath(_ role: MediaTrackRole, number: Int) -> String {
+        "\(sessionPath)/\(trackName(role))/segment_\(1000 + number).m4s"
+    }
+    public var clipPath: String { "clips/session_\(session).mp4" }
+    public func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
+}
+
+/// The role of a track in a session.
+public enum MediaTrackRole: String, Sendable, Codable, CaseIterable {
+    case video, audio
+}

@@ -1,0 +1,196 @@
+import Foundation
+import MediaIO
+import Timeline
+
+/// Writes one session (one clip): a CMAF track per role, cut into segments and chunks by ``SegmentPlanner``, plus an
+/// ordinary MP4 of the same packets.
+///
+/// Audio is cut at the media times video is cut at, to the audio frame. Demuxers interleave by decode time, so the
+/// two tracks are out of step both ways: an audio packet can arrive before the video keyframe that decides the cut in
+/// front of it (it waits in `pendingAudio` until the video decode time passes it, since no later cut can be earlier
+/// than the latest video decode time), and a video cut can be decided before the audio in front of it has arrived
+/// (the cut waits in `audioCuts` until the audio timeline reaches it).
+final class SessionWriter {
+    let layout: SessionLayout
+    /// Session start on the input timeline: the presentation time of its first video keyframe.
+    let start: MediaTime
+    private var planner: SegmentPlanner
+    private let video: TrackOutput
+    private let videoFrameDuration: Int64
+    private let audioSource: (any TrackConditioner)?
+    private let audioCodec: String?
+    private var audio: TrackOutput?
+    private var pendingAudio: [Packet] = []
+    private var audioCuts: [(time: MediaTime, endSegment: Bool)] = []
+    private var videoDecodeFrontier: MediaTime
+    /// End of the latest-presented video frame, session-relative, video muxer ticks.
+    private var videoEndTicks: Int64 = 0
+    private var clip: ClipSink?
+    private let files: SegmentFileWriter
+
+    init(
+        layout: SessionLayout, start: MediaTime, video: any TrackConditioner, videoCodec: String, frameRate: Double?,
+        audio: (any TrackConditioner)?, audioCodec: String?, segmentDuration: MediaTime, chunkDuration: MediaTime?,
+        writeClip: Bool
+    ) throws {
+        self.layout = layout
+        self.start = start
+        files = SegmentFileWriter(root: layout.root)
+        planner = SegmentPlanner(segmentDuration: segmentDuration, chunkDuration: chunkDuration)
+        self.video = try TrackOutput(role: .video, conditioner: video, sourceCodec: videoCodec, start: start,
+                                     layout: layout, files: files)
+        let ts = self.video.muxer.timeBase
+        let fps = (frameRate ?? 0) > 0 ? frameRate! : 30
+        videoFrameDuration = max(1, Int64((Double(ts.den) / Double(ts.num) / fps).rounded()))
+        audioSource = audio
+        self.audioCodec = audioCodec
+        videoDecodeFrontier = start
+        if writeClip {
+            try FileManager.default.createDirectory(at: layout.url("clips"), withIntermediateDirectories: true)
+            clip = ClipSink(path: layout.url(layout.clipPath).path, expectsAudio: audio != nil)
+        }
+    }
+
+    /// Writes a video packet; the first one must be a random-access packet at ``start``.
+    func writeVideo(_ packet: Packet, isRandomAccess: Bool) throws {
+        var t = video.rebased(packet)
+        if t.duration <= 0 { t.duration = videoFrameDuration }
+        let presentation = start + video.muxer.timeBase.time(t.pts)
+        switch planner.place(presentationTime: presentation, isRandomAccess: isRandomAccess) {
+        case .none: break
+        case .chunk: try cut(at: presentation, endSegment: false)
+        case .segment: try cut(at: presentation, endSegment: true)
+        }
+        try video.write(packet, pts: t.pts, dts: t.dts, duration: t.duration)
+        try clip?.add(packet, kind: .video, timing: t, timeBase: video.muxer.timeBase, writer: self)
+        videoEndTicks = max(videoEndTicks, t.pts + t.duration)
+        videoDecodeFrontier = max(videoDecodeFrontier, start + video.muxer.timeBase.time(t.dts))
+        try writeAudio(before: videoDecodeFrontier)
+    }
+
+    /// Queues an audio packet (conditioned, on the audio conditioner's time base).
+    func writeAudio(_ packet: Packet) throws {
+        guard let source = audioSource, let pts = packet.pts else { return }
+        // Audio before the first video frame of the clip is not part of it: the clip starts with video.
+        if source.timeBase.time(pts) < start { return }
+        pendingAudio.append(try packet.reference())  // the demuxer reuses its packet object
+        try writeAudio(before: videoDecodeFrontier)
+    }
+
+    /// Ends the session at `end` (input timeline), or after the last video frame when nil, and returns its record.
+    func finish(at end: MediaTime?, reason: String) throws -> SessionRecord {
+        let videoEnd = start + video.muxer.timeBase.time(videoEndTicks)
+        let sessionEnd = min(end ?? videoEnd, videoEnd)
+        try writeAudio(before: sessionEnd)
+        pendingAudio.removeAll()
+        try video.cut(endSegment: true, final: true)
+        try audio?.cut(endSegment: true, final: true)
+        try clip?.finish(writer: self)
+        var tracks = [try trackRecord(video)]
+        if let audio { tracks.append(try trackRecord(audio)) }
+        return SessionRecord(
+            session: layout.session, start: start.seconds, end: sessionEnd.seconds,
+            duration: (sessionEnd - start).seconds, endReason: reason, clip: clip == nil ? nil : layout.clipPath,
+            tracks: tracks)
+    }
+
+    // MARK: -
+
+    private func cut(at time: MediaTime, endSegment: Bool) throws {
+        try video.cut(endSegment: endSegment)
+        if audioSource != nil { audioCuts.append((time, endSegment)) }
+    }
+
+    private func writeAudio(before limit: MediaTime) throws {
+        guard let source = audioSource, !pendingAudio.isEmpty else { return }
+        var written = 0
+        for packet in pendingAudio {
+            guard let pts = packet.pts, source.timeBase.time(pts) < limit else { break }
+            let track = try audioTrack(source)
+            while let next = audioCuts.first, next.time <= source.timeBase.time(pts) {
+                try track.cut(endSegment: next.endSegment)
+                audioCuts.removeFirst()
+            }
+            var t = track.rebased(packet)
+            if t.duration <= 0 { t.duration = 1024 }
+            try track.write(packet, pts: t.pts, dts: t.dts, duration: t.duration)
+            try clip?.add(packet, kind: .audio, timing: t, timeBase: track.muxer.timeBase, writer: self)
+            written += 1
+        }
+        pendingAudio.removeFirst(written)
+    }
+
+    /// The audio track is created with its first packet: ADTS re-framing only knows the AudioSpecificConfig then.
+    private func audioTrack(_ source: any TrackConditioner) throws -> TrackOutput {
+        if let audio { return audio }
+        let track = try TrackOutput(role: .audio, conditioner: source, sourceCodec: audioCodec ?? "unknown",
+                                    start: start, layout: layout, files: files)
+        audio = track
+        return track
+    }
+
+    fileprivate func clipTracks(withAudio: Bool) throws -> [(kind: MediaKind, parameters: CodecParameters, timeBase: TimeBase)] {
+        var tracks = [(kind: MediaKind.video, parameters: try video.muxer.parameters(), timeBase: video.muxer.timeBase)]
+        if withAudio, let audio {
+            tracks.append((kind: .audio, parameters: try audio.muxer.parameters(), timeBase: audio.muxer.timeBase))
+        }
+        return tracks
+    }
+
+    fileprivate var hasAudioTrack: Bool { audio != nil }
+
+    private func trackRecord(_ track: TrackOutput) throws -> TrackRecord {
+        let scale = Double(track.muxer.timeBase.den) / Double(track.muxer.timeBase.num)
+        return TrackRecord(
+            name: layout.trackName(track.role), kind: track.role, codec: CodecStrings.rfc6381(initSegment: track.muxer.initSegment) ?? track.sourceCodec,
+            sourceCodec: track.sourceCodec, transcoded: track.transcoded, timescale: track.timescale,
+            startOffset: Double(track.firstPresentation ?? 0) / scale, init: layout.initPath(track.role),
+            segments: track.segments)
+    }
+}
+
+/// Feeds the playable clip file. Its muxer needs both tracks' parameters up front, and the audio track's only exist
+/// once its first packet is through; until then packets wait here (bounded: after 2 s of video without audio the
+/// clip is written without audio).
+private final class ClipSink {
+    let path: String
+    let expectsAudio: Bool
+    private var writer: ClipFileWriter?
+    private var waiting: [(Packet, MediaKind, (pts: Int64, dts: Int64, duration: Int64))] = []
+    private var waitedVideoTicks: Int64 = 0
+    private var broken = false
+
+    init(path: String, expectsAudio: Bool) {
+        self.path = path
+        self.expectsAudio = expectsAudio
+    }
+
+    func add(
+        _ packet: Packet, kind: MediaKind, timing: (pts: Int64, dts: Int64, duration: Int64), timeBase: TimeBase,
+        writer session: SessionWriter
+    ) throws {
+        if let writer {
+            try writer.write(packet, kind: kind, pts: timing.pts, dts: timing.dts, duration: timing.duration)
+            return
+        }
+        waiting.append((try packet.reference(), kind, timing))
+        if kind == .video { waitedVideoTicks = timing.pts + timing.duration }
+        let waitedTooLong = kind == .video && timeBase.time(waitedVideoTicks) > .seconds(2)
+        if !expectsAudio || session.hasAudioTrack || waitedTooLong { try open(session) }
+    }
+
+    func finish(writer session: SessionWriter) throws {
+        if writer == nil && !waiting.isEmpty { try open(session) }
+        try writer?.finish()
+    }
+
+    private func open(_ session: SessionWriter) throws {
+        let withAudio = session.hasAudioTrack
+        let opened = try ClipFileWriter(path: path, tracks: try session.clipTracks(withAudio: withAudio))
+        writer = opened
+        for (packet, kind, t) in waiting where kind == .video || withAudio {
+            try opened.write(packet, kind: kind, pts: t.pts, dts: t.dts, duration: t.duration)
+        }
+        waiting.removeAll()
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import MediaIO
+import Timeline
+
+/// One CMAF track of a session being written: its muxer, the open segment's bytes, and the finished segments.
+final class TrackOutput {
+    let role: MediaTrackRole
+    let muxer: CMAFTrackMuxer
+    let sourceCodec: String
+    let transcoded: Bool
+    /// Time base of the packets handed in, and the session start expressed on it.
+    let inputTimeBase: TimeBase
+    let originTicks: Int64
+    private let layout: SessionLayout
+    private let files: SegmentFileWriter
+    private(set) var segments: [SegmentRecord] = []
+    private var openBytes: [UInt8] = []
+    private var openChunks = 0
+    private var openSamples = 0
+    private var openStart: Int64?  // earliest presentation tick of the open segment, muxer time base
+    private var openDuration: Int64 = 0
+    private(set) var firstPresentation: Int64?
+
+    init(
+        role: MediaTrackRole, conditioner: any TrackConditioner, sourceCodec: String, start: MediaTime,
+        layout: SessionLayout, files: SegmentFileWriter
+    ) throws {
+        self.role = role
+        self.layout = layout
+        self.files = files
+        self.sourceCodec = sourceCodec
+        transcoded = conditioner.transcodes
+        inputTimeBase = conditioner.timeBase
+        originTicks = conditioner.timeBase.ticks(start)
+        // Keep the video timescale equal to the input's when it is a fine clock (1/15360, 1/90000, …), so every
+        // timestamp maps 1:1 and no rounding creeps into segment durations.
+        let tb = conditioner.timeBase
+        let timescale: Int32? = role == .video ? (tb.num == 1 && tb.den >= 1000 ? tb.den : 90000) : nil
+        muxer = try CMAFTrackMuxer(parameters: conditioner.outputParameters(), kind: role == .video ? .video : .audio,
+                                   timescale: timescale)
+        try files.write(muxer.initSegment, to: layout.initPath(role))
+    }
+
+    var timescale: Int { Int(muxer.timeBase.den) }
+
+    /// Rebases a packet's timestamps to the session start and converts them to the muxer's time base.
+    func rebased(_ packet: Packet) -> (pts: Int64, dts: Int64, duration: Int64) {
+        let from = inputTimeBase, to = muxer.timeBase
+        let dts = packet.dts ?? packet.pts ?? originTicks
+        let pts = packet.pts ?? dts
+        return (convert(pts - originTicks, from, to), convert(dts - originTicks, from, to), convert(packet.duration, from, to))
+    }
+
+    /// Writes one packet whose duration is known (`duration` in muxer ticks).
+    func write(_ packet: Packet, pts: Int64, dts: Int64, duration: Int64) throws {
+        try muxer.write(packet, pts: pts, dts: dts, duration: duration)
+        openSamples += 1
+        openDuration += duration
+        openStart = min(openStart ?? pts, pts)
+        if firstPresentation == nil { firstPresentation = pts }
+    }
+
+    /// Closes the open chunk; with `endSegment` also writes the segment file.
+    func cut(endSegment: Bool, final: Bool = false) throws {
+        let bytes = final ? try muxer.finish() : try muxer.cut()
+        if !bytes.isEmpty {
+            openBytes += bytes
+            openChunks += 1
+        }
+        guard endSegment || final, openSamples > 0 else { return }
+        let number = segments.count + 1
+        let path = layout.segmentPath(role, number: number)
+        try files.write(openBytes, to: path)
+        let scale = Double(muxer.timeBase.den) / Double(muxer.timeBase.num)
+        let start = openStart ?? 0
+        segments.append(SegmentRecord(
+            path: path, number: 1000 + number, start: Double(start) / scale, duration: Double(openDuration) / scale,
+            baseMediaDecodeTime: start, durationTicks: openDuration, samples: openSamples, chunks: openChunks,
+            bytes: openBytes.count))
+        openBytes.removeAll(keepingCapacity: true)
+        openChunks = 0
+        openSamples = 0
+        openStart = nil
+        openDuration = 0
+    }
+
+    private func convert(_ ticks: Int64, _ from: TimeBase, _ to: TimeBase) -> Int64 {
+        if from == to { return ticks }
+        return to.ticks(from.time(ticks))
+    }
+}
+
+/// Writes finished files atomically (temporary name, then rename) so a crash or a read error never leaves a
+/// half-written segment under its final name.
+struct SegmentFileWriter {
+    let root: URL
+
+    func write(_ bytes: [UInt8], to relativePath: String) throws {
+        let url = root.appendingPathComponent(relativePath)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial")
+        try Data(bytes).write(to: temporary)
+        if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
+        try FileManager.default.moveItem(at: temporary, to: url)
+    }
+}

@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Recorder
+
+/// A failure reported as one clear line on stderr and a non-zero exit.
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+enum CLILogging {
+    static func logger(verbose: Bool) -> Logger {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = verbose ? .debug : .warning
+            return handler
+        }
+        return Logger(label: "pushav")
+    }
+}
+
+/// A single self-overwriting progress line on stderr, only when stderr is a terminal.
+final class ProgressLine: Sendable {
+    let enabled: Bool
+    init(enabled: Bool) { self.enabled = enabled && isatty(STDERR_FILENO) == 1 }
+
+    func show(_ p: RecordingProgress) {
+        guard enabled else { return }
+        var line = String(format: "\rrecording: %.1f s", p.position)
+        if let d = p.duration, d > 0 { line += String(format: " of %.1f s (%.0f%%)", d, min(100, 100 * p.position / d)) }
+        line += ", \(p.sessions) session(s)"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    func clear() {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}
+
+enum ReportFile {
+    static func encode<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func write(_ report: RecordingReport, to directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(try encode(report).utf8).write(to: directory.appendingPathComponent("report.json"), options: .atomic)
+    }
+
+    static func summaryOfSaved(_ report: RecordingReport) -> String {
+        let segments = report.sessions.flatMap(\.tracks).map(\.segments.count).reduce(0, +)
+        return "\(report.sessions.count) session(s), \(segments) segment(s) written before the fault are complete"
+    }
+
+    static func summary(_ report: RecordingReport, directory: String) -> String {
+        var lines: [String] = []
+        let input = report.input
+        var facts = "\(input.url): \(input.container)"
+        if let d = input.duration { facts += String(format: ", %.3f s", d) }
+        if let v = input.video {
+            facts += ", \(v.codec) \(v.width ?? 0)x\(v.height ?? 0)"
+            if let r = v.frameRate { facts += String(format: "@%.3g", r) }
+        }
+        if let a = input.audio { facts += ", \(a.codec) \(a.sampleRate ?? 0) Hz" }
+        lines.append(facts)
+        for s in report.sessions {
+            lines.append(String(format: "session %d: %.3f–%.3f s (%.3f s), %@", s.session, s.start, s.end, s.duration, s.endReason))
+            for t in s.tracks {
+                let total = t.segments.map(\.duration).reduce(0, +)
+                lines.append(String(format: "  %@ %@%@: %d segment(s), %.3f s, timescale %d, init %@", t.name, t.codec,
+                                    t.transcoded ? " (transcoded from \(t.sourceCodec))" : "", t.segments.count, total,
+                                    t.timescale, "\(directory)/\(t.`init`)"))
+            }
+            if let clip = s.clip { lines.append("  clip: \(directory)/\(clip)") }
+        }
+        lines.append("report: \(directory)/report.json")
+        return lines.joined(separator: "\n")
+    }
+}
