@@ -1,4 +1,5 @@
 import CFFmpeg
+import Timeline
 
 /// Turns one input stream's packets into packets a CMAF track can carry: passed through (H.264, HEVC, AAC, Opus; ADTS
 /// AAC re-framed) or, for anything else, transcoded.
@@ -69,10 +70,15 @@ final class PassthroughConditioner: TrackConditioner {
 
 extension MediaInput {
     /// The conditioner for a selected stream: passthrough where CMAF allows it, else a transcoder.
-    public func conditioner(for stream: StreamDescription, keyframeInterval: Double) throws -> any TrackConditioner {
+    /// `keyframeInterval` is where a video transcoder forces IDRs (the segment duration).
+    public func conditioner(for stream: StreamDescription, keyframeInterval: MediaTime) throws -> any TrackConditioner {
+        let par = parameters(of: stream.index)
         if CMAFCodecSupport.isPassthrough(codec: stream.codec) {
-            return try PassthroughConditioner(stream: stream, parameters: parameters(of: stream.index))
+            return try PassthroughConditioner(stream: stream, parameters: par)
         }
-        throw MediaError("\(stream.kind.rawValue) codec \(stream.codec) cannot be carried in CMAF and transcoding is not available")
+        switch stream.kind {
+        case .video: return try VideoTranscoder(stream: stream, parameters: par, keyframeInterval: keyframeInterval)
+        case .audio: return try AudioTranscoder(stream: stream, parameters: par)
+        }
     }
 }

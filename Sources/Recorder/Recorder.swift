@@ -66,9 +66,9 @@ struct ContinuousRecording {
         guard let videoStream = input.video else {
             throw MediaError("\(url) has no video stream (\(input.formatName))")
         }
-        let video = try input.conditioner(for: videoStream, keyframeInterval: options.segmentDuration.seconds)
+        let video = try input.conditioner(for: videoStream, keyframeInterval: options.segmentDuration)
         let audioStream = options.includeAudio ? input.audio : nil
-        let audio = try audioStream.map { try input.conditioner(for: $0, keyframeInterval: options.segmentDuration.seconds) }
+        let audio = try audioStream.map { try input.conditioner(for: $0, keyframeInterval: options.segmentDuration) }
         logger.info("recording", metadata: [
             "input": "\(url)", "video": "\(videoStream.codec)\(video.transcodes ? " (transcoding)" : "")",
             "audio": "\(audioStream.map { $0.codec + (audio!.transcodes ? " (transcoding)" : "") } ?? "none")",
@@ -81,6 +81,15 @@ struct ContinuousRecording {
                            audio: audioStream != nil),
             sessions: [])
         var session: SessionWriter?
+        // Audio conditioned before the first video keyframe is known (x264's lookahead alone holds back ~1 s of video)
+        // waits here; the session drops what precedes its start. Bounded so a stream without video keyframes cannot
+        // grow it without limit.
+        var earlyAudio: [Packet] = []
+        func handleAudio(_ packet: Packet) throws {
+            if let session { return try session.writeAudio(packet) }
+            earlyAudio.append(try packet.reference())
+            if earlyAudio.count > 2048 { earlyAudio.removeFirst(earlyAudio.count - 2048) }
+        }
         var origin: MediaTime?  // first video frame: 0 on the report's timeline
         var lastProgress = ContinuousClock.now
         var position = MediaTime.zero
@@ -99,6 +108,8 @@ struct ContinuousRecording {
                     start: t, video: video, videoCodec: videoStream.codec, frameRate: videoStream.frameRate,
                     audio: audio, audioCodec: audioStream?.codec, segmentDuration: options.segmentDuration,
                     chunkDuration: options.chunkDuration, writeClip: options.writeClips)
+                for early in earlyAudio { try session?.writeAudio(early) }
+                earlyAudio.removeAll()
             }
             try session?.writeVideo(packet, isRandomAccess: randomAccess)
         }
@@ -110,7 +121,7 @@ struct ContinuousRecording {
                 if packet.streamIndex == videoStream.index {
                     try video.push(packet, emit: handleVideo)
                 } else if let audio, packet.streamIndex == audioStream?.index {
-                    try audio.push(packet) { try session?.writeAudio($0) }
+                    try audio.push(packet, emit: handleAudio)
                 }
                 if let progress, ContinuousClock.now - lastProgress > .seconds(1) {
                     lastProgress = .now
@@ -119,7 +130,7 @@ struct ContinuousRecording {
                 }
             }
             try video.drain(emit: handleVideo)
-            try audio?.drain { try session?.writeAudio($0) }
+            try audio?.drain(emit: handleAudio)
         } catch {
             failure = error
             logger.error("input failed; closing the open session with what was read", metadata: ["error": "\(error)"])

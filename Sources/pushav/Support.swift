@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import MediaIO
 import Recorder
 
 /// A failure reported as one clear line on stderr and a non-zero exit.
@@ -16,6 +17,8 @@ enum CLILogging {
             handler.logLevel = verbose ? .debug : .warning
             return handler
         }
+        // FFmpeg's own messages duplicate our errors; show them only when asked to be verbose.
+        FFmpegLog.setLevel(verbose ? .warnings : .quiet)
         return Logger(label: "pushav")
     }
 }
