@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import MediaIO
 import Timeline
 
@@ -91,16 +94,38 @@ final class TrackOutput {
 }
 
 /// Writes finished files atomically (temporary name, then rename) so a crash or a read error never leaves a
-/// half-written segment under its final name.
+/// half-written segment under its final name. No fsync: these are the user's output files; the upload spool, which
+/// must survive power loss, syncs on its own terms.
 struct SegmentFileWriter {
     let root: URL
 
     func write(_ bytes: [UInt8], to relativePath: String) throws {
         let url = root.appendingPathComponent(relativePath)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial")
-        try Data(bytes).write(to: temporary)
-        if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
-        try FileManager.default.moveItem(at: temporary, to: url)
+        let directory = url.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).partial").path
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw FileError(path: temporary, operation: "create", errno: errno) }
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                close(fd)
+                throw FileError(path: temporary, operation: "write", errno: code)
+            }
+            offset += n
+        }
+        guard close(fd) == 0 else { throw FileError(path: temporary, operation: "close", errno: errno) }
+        guard rename(temporary, url.path) == 0 else { throw FileError(path: url.path, operation: "rename", errno: errno) }
     }
+}
+
+/// A failed file operation, with the path and the system's reason.
+public struct FileError: Error, Sendable, CustomStringConvertible {
+    public let path: String
+    public let operation: String
+    public let errno: Int32
+    public var description: String { "\(operation) \(path): \(String(cString: strerror(errno)))" }
 }
