@@ -30,7 +30,13 @@ public final class MediaInput {
         var maybe: UnsafeMutablePointer<AVFormatContext>? = ctx
         // On failure avformat_open_input frees the context and nils the pointer, so nothing leaks here.
         let opened = avformat_open_input(&maybe, url, nil, &dict)
-        guard opened >= 0, let openedContext = maybe else { throw FFmpegError("open \(url)", code: opened) }
+        guard opened >= 0, let openedContext = maybe else {
+            if opened == CFFmpeg_AVERROR_INVALIDDATA() {
+                throw MediaError("open \(url): \(FFmpegError.text(for: opened)) (not a media file, or one whose index is "
+                                 + "missing: truncated or still being written)")
+            }
+            throw FFmpegError("open \(url)", code: opened)
+        }
         ctx = openedContext
         let probed = avformat_find_stream_info(ctx, nil)
         if probed < 0 {
@@ -64,6 +70,21 @@ public final class MediaInput {
     }
 
     func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> { context.pointee.streams[index]! }
+
+    /// Video frames the container's index promises (MP4/MOV/MKV with an index), or nil when it cannot know
+    /// (streams, MPEG-TS). Fewer frames than this at the end of the file means the file is truncated.
+    public var indexedVideoFrames: Int? {
+        guard let v = video else { return nil }
+        let n = stream(v.index).pointee.nb_frames
+        return n > 0 ? Int(n) : nil
+    }
+
+    /// True for an MPEG-TS file whose size is not a whole number of TS packets (188, 192 or 204 bytes): a writer
+    /// was cut off mid-packet. MPEG-TS has no index, so this is the one sign of truncation it gives.
+    public var endsInsidePacket: Bool {
+        guard formatName == "mpegts", byteSize > 0 else { return false }
+        return byteSize % 188 != 0 && byteSize % 192 != 0 && byteSize % 204 != 0
+    }
 
     /// Reads the next packet of a selected stream into `packet`. Returns false at the end of the input.
     /// Throws on a read error (a truncated or corrupt file, a dropped connection) or when interrupted.

@@ -116,9 +116,13 @@ struct ContinuousRecording {
 
         let packet = try Packet()
         var failure: (any Error)?
+        var videoPacketsRead = 0
+        var lastVideoPacketCorrupt = false
         do {
             while try input.read(into: packet) {
                 if packet.streamIndex == videoStream.index {
+                    videoPacketsRead += 1
+                    lastVideoPacketCorrupt = packet.isCorrupt
                     try video.push(packet, emit: handleVideo)
                 } else if let audio, packet.streamIndex == audioStream?.index {
                     try audio.push(packet, emit: handleAudio)
@@ -131,9 +135,18 @@ struct ContinuousRecording {
             }
             try video.drain(emit: handleVideo)
             try audio?.drain(emit: handleAudio)
+            // A file that simply stops is not an error to FFmpeg's demuxers; the index or a cut-off packet tells.
+            if let expected = input.indexedVideoFrames, videoPacketsRead < expected {
+                throw MediaError(String(format: "%@ is truncated: its index lists %d video frames, only %d could be read "
+                    + "(input ends at %.3f s)", url, expected, videoPacketsRead, (position - (origin ?? .zero)).seconds))
+            } else if input.endsInsidePacket {
+                throw MediaError("\(url) is truncated: it ends inside a transport-stream packet")
+            } else if lastVideoPacketCorrupt {
+                throw MediaError("\(url) is truncated: its last video frame is cut off")
+            }
         } catch {
             failure = error
-            logger.error("input failed; closing the open session with what was read", metadata: ["error": "\(error)"])
+            logger.notice("input failed; closing the open session with what was read", metadata: ["error": "\(error)"])
         }
         if let session {
             var record = try session.finish(at: nil, reason: failure == nil ? "endOfInput" : "inputError")

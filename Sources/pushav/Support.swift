@@ -56,7 +56,7 @@ enum ReportFile {
 
     static func summaryOfSaved(_ report: RecordingReport) -> String {
         let segments = report.sessions.flatMap(\.tracks).map(\.segments.count).reduce(0, +)
-        return "\(report.sessions.count) session(s), \(segments) segment(s) written before the fault are complete"
+        return "\(report.sessions.count) session(s), \(segments) segment file(s) written before the fault are complete"
     }
 
     static func summary(_ report: RecordingReport, directory: String) -> String {

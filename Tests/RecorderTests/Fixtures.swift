@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+/// Locations the tests share: the bundled test media, the built `pushav` binary, scratch directories.
+enum Fixtures {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let testMedia = packageRoot.appendingPathComponent("TestMedia")
+
+    static func media(_ name: String) -> URL { testMedia.appendingPathComponent(name) }
+
+    /// The `pushav` executable built next to the test bundle (the test target depends on it).
+    static var pushav: URL {
+        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var dir = runner.deletingLastPathComponent()
+        // swift test runs `<build>/debug/PushAVRecorderPackageTests.xctest`; on some hosts the runner sits deeper.
+        for _ in 0..<3 {
+            let candidate = dir.appendingPathComponent("pushav")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        return packageRoot.appendingPathComponent(".build/debug/pushav")
+    }
+
+    /// A new empty directory, removed by the caller's `defer`.
+    static func scratchDirectory(_ label: String = #function) throws -> URL {
+        let safe = label.filter { $0.isLetter || $0.isNumber }
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("pushav-tests-\(safe)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
+
+/// The result of running the `pushav` binary.
+struct CommandResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+enum PushAVBinary {
+    /// Runs `pushav` with `arguments` and returns what it printed; a hung process is killed after `timeout` seconds.
+    static func run(_ arguments: [String], timeout: TimeInterval = 120) throws -> CommandResult {
+        let process = Process()
+        process.executableURL = Fixtures.pushav
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
+        let outData = DataBox(), errData = DataBox()
+        let group = DispatchGroup()
+        for (pipe, box) in [(out, outData), (err, errData)] {
+            group.enter()
+            DispatchQueue.global().async {
+                box.data = pipe.fileHandleForReading.readDataToEndOfFile()
+                group.leave()
+            }
+        }
+        if group.wait(timeout: .now() + timeout) == .timedOut {
+            process.terminate()
+            Issue.record("pushav \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
+        }
+        process.waitUntilExit()
+        return CommandResult(status: process.terminationStatus, stdout: String(decoding: outData.data, as: UTF8.self),
+                             stderr: String(decoding: errData.data, as: UTF8.self))
+    }
+
+    private final class DataBox: @unchecked Sendable {  // written by one queue, read after group.wait
+        var data = Data()
+    }
+}
