@@ -14,7 +14,13 @@ public enum MediaThread {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 let thread = Thread {
-                    do { continuation.resume(returning: try work()) } catch { continuation.resume(throwing: error) }
+                    do {
+                        continuation.resume(returning: try work())
+                    } catch {
+                        // FFmpeg reports an interrupted call as AVERROR_EXIT ("Immediate exit requested"); to the
+                        // awaiting task that is cancellation, not a media failure.
+                        continuation.resume(throwing: interrupt.isSet ? CancellationError() : error)
+                    }
                 }
                 thread.name = name
                 thread.stackSize = 4 << 20
