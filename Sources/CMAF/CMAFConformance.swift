@@ -361,8 +361,10 @@ public struct CMAFConformance: Sendable {
             }
         case .nonRandomAccess?:
             report.fail(19, file, "first sample contains no IDR NAL unit")
-        case .unparseable?, nil:
-            report.fail(19, file, "first sample NAL units cannot be parsed")
+        case .unparseable?:
+            report.fail(19, file, "first sample NAL units cannot be parsed (length prefixes do not tile the sample, or it lies outside the file)")
+        case nil:
+            report.fail(19, file, "cannot look for an IDR: no NAL length size (no avcC/hvcC)")
         }
     }
 
