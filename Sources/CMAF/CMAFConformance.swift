@@ -251,7 +251,7 @@ public struct CMAFConformance: Sendable {
     func checkSegments(_ segments: [CMAFSegment], header: CMAFHeader, into report: inout Report) {
         var previousSequence: UInt32?
         var previousEnd: UInt64?
-        let gop = keyFrameIntervalTicks(segments, header: header)
+        let gop = header.isVideo ? keyFrameIntervalTicks(segments, header: header) : nil
         for (index, segment) in segments.enumerated() {
             let isLast = index == segments.count - 1
             checkLayout(segment, isLast: isLast, into: &report)
@@ -268,7 +268,8 @@ public struct CMAFConformance: Sendable {
                 let kind = start > previous ? "gap" : "overlap"
                 report.fail(17, segment.fileName, "tfdt \(start) ≠ previous segment end \(previous) (\(kind) of \(start > previous ? start - previous : previous - start) ticks)")
             }
-            previousEnd = segment.chunks.last?.endDecodeTime ?? previousEnd
+            // Samples carry decode times even where a tfdt is missing (that is item 12's business).
+            if let last = segment.samples.last { previousEnd = last.decodeTime &+ UInt64(last.duration) }
             if segment.usesTrackRunVersion1, let start = segment.startDecodeTime, let earliest = segment.earliestPresentationTime,
                earliest != Int64(bitPattern: start) {
                 report.fail(18, segment.fileName, "earliest presentation time \(earliest) ≠ tfdt \(start) (trun v1)")
