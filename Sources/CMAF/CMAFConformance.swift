@@ -372,18 +372,18 @@ public struct CMAFConformance: Sendable {
     /// Item 20's "one GOP": the configured keyframe interval, else the shortest sync-to-sync distance seen,
     /// capped at the target (Matter requires SegmentDuration to be a multiple of the keyframe interval).
     private func keyFrameIntervalTicks(_ segments: [CMAFSegment], header: CMAFHeader) -> UInt64? {
-        guard let target = expectations.segmentDuration, let timescale = header.mediaTimescale, timescale > 0 else { return nil }
-        let targetTicks = UInt64((target * Double(timescale)).rounded())
-        if let interval = expectations.keyFrameInterval { return UInt64((interval * Double(timescale)).rounded()) }
+        guard let timescale = header.mediaTimescale, let target = expectations.segmentDuration,
+              let targetTicks = Self.ticks(target, timescale: timescale).map(UInt64.init) else { return nil }
+        if let interval = expectations.keyFrameInterval { return Self.ticks(interval, timescale: timescale).map(UInt64.init) }
         let syncTimes = segments.flatMap(\.samples).filter(\.flags.isSync).map(\.decodeTime)
         let shortest = zip(syncTimes, syncTimes.dropFirst()).map { $1 &- $0 }.filter { $0 > 0 }.min()
         return min(shortest ?? targetTicks, targetTicks)
     }
 
     private func checkDuration(_ segment: CMAFSegment, isLast: Bool, header: CMAFHeader, gop: UInt64?, into report: inout Report) {
-        guard let target = expectations.segmentDuration, let timescale = header.mediaTimescale, timescale > 0 else { return }
+        guard let timescale = header.mediaTimescale, let target = expectations.segmentDuration,
+              let targetTicks = Self.ticks(target, timescale: timescale) else { return }
         let file = segment.fileName
-        let targetTicks = Int64((target * Double(timescale)).rounded())
         let duration = Int64(clamping: segment.duration)
         let seconds = { (ticks: Int64) in String(Double(ticks) / Double(timescale)) }
         let mayBeShort = isLast && expectations.lastSegmentMayBeShort
@@ -396,7 +396,7 @@ public struct CMAFConformance: Sendable {
             }
         } else {
             let frame = Int64(segment.samples.map(\.duration).max() ?? 0)
-            let tolerance = expectations.audioDurationTolerance.map { Int64(($0 * Double(timescale)).rounded()) } ?? frame
+            let tolerance = expectations.audioDurationTolerance.flatMap { Self.ticks($0, timescale: timescale) } ?? frame
             let tooLong = duration - targetTicks > tolerance
             let tooShort = targetTicks - duration > tolerance && !mayBeShort
             if tooLong || tooShort {
@@ -432,6 +432,14 @@ public struct CMAFConformance: Sendable {
                 report.fail(22, file, "chunk moof@\(chunk.moof.offset) starts with a sync sample; only the first chunk may")
             }
         }
+    }
+
+    /// Seconds from the caller's expectations to ticks; nil for values no real configuration has
+    /// (negative, NaN, beyond 2^53 ticks) so they cannot trap the integer conversion.
+    static func ticks(_ seconds: Double, timescale: UInt32) -> Int64? {
+        let value = (seconds * Double(timescale)).rounded()
+        guard timescale > 0, value.isFinite, value >= 0, value < 0x1p53 else { return nil }
+        return Int64(value)
     }
 
     private func list<S: Sequence>(_ types: S) -> String where S.Element == FourCC {

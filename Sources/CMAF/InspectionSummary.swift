@@ -101,7 +101,8 @@ public struct InspectionSummary: Hashable, Sendable, Codable {
 
     /// Three decimals without Foundation's locale-dependent formatting.
     private func fixed(_ value: Double) -> String {
-        guard value.isFinite else { return "\(value)" }
+        // Corrupt tfdt values can be near 2^64; keep the Int64 conversion below in range.
+        guard value.isFinite, value.magnitude < 1e12 else { return "\(value)" }
         let milliseconds = Int64((value * 1000).rounded())
         let sign = milliseconds < 0 ? "-" : ""
         let magnitude = milliseconds.magnitude

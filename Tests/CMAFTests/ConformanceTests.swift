@@ -255,4 +255,13 @@ let passingCases: [ConformanceCase] = [
         strict.expectations.lastSegmentMayBeShort = false
         #expect(strict.violations().map(\.item) == [20])
     }
+
+    @Test(arguments: [Double.nan, -1, .infinity, 1e300])
+    func absurdExpectationsSkipItem20InsteadOfTrapping(seconds: Double) {
+        let violations = video {
+            $0.expectations.segmentDuration = seconds
+            $0.expectations.keyFrameInterval = seconds
+        }.violations()
+        #expect(violations.isEmpty)
+    }
 }

@@ -171,4 +171,17 @@ func parse(_ session: SessionSpec, segment index: Int = 0) throws -> (CMAFHeader
                                           box("traf", children: [fullBox("tfhd", flags: 0x02_0000, payload { $0.u32(1) }), trun])])
         #expect(throws: CMAFError.self) { try CMAFSegment(bytes: moof + box("mdat"), fileName: "s", header: header) }
     }
+
+    @Test(arguments: [
+        (UInt32(0x0200_0000), true, UInt8(2), UInt8(0)),
+        (0x0101_0000, false, 1, 0),
+        (0x0c00_0000, true, 0, 3),
+        (0x0001_0000, false, 0, 0),
+    ])
+    func sampleFlagFields(raw: UInt32, sync: Bool, dependsOn: UInt8, leading: UInt8) {
+        let flags = SampleFlags(rawValue: raw)
+        #expect(flags.isSync == sync)
+        #expect(flags.dependsOn == dependsOn)
+        #expect(flags.isLeading == leading)
+    }
 }

@@ -54,4 +54,13 @@ import Testing
         // Every cell is padded to its column width, so all table rows have the same length.
         #expect(Set(lines.dropFirst().map(\.count)).count == 1)
     }
+
+    @Test func hugeDecodeTimesRenderWithoutTrapping() throws {
+        var session = SessionSpec.audio(segments: 1)
+        session.header.timescale = 1
+        session.segments[0].chunks[0].decodeTime = UInt64.max - 10
+        let text = try summary(session).renderText()
+        #expect(text.contains(String(UInt64.max - 10)))
+        #expect(text.contains("e+19"))
+    }
 }
