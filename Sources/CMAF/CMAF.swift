@@ -1,1 +1,0 @@
-// Placeholder: the CMAF module is built in its own issue.
