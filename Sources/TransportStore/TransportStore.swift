@@ -1,1 +1,2 @@
-// Placeholder: the TransportStore module is built in its own issue.
+import GRDB
+import TransportModel
