@@ -70,7 +70,7 @@ struct AllocationChecks {
         }
     }
 
-    private func checkZones(_ zones: [TransportZoneOptionsStruct]) throws(TransportCommandError) {
+    func checkZones(_ zones: [TransportZoneOptionsStruct]) throws(TransportCommandError) {
         var seen = Set<UInt16>()
         var sawNullZone = false
         for entry in zones {
@@ -216,7 +216,16 @@ extension TransportOptionsStruct {
         if merged.containerOptions.containerType == .cmaf && merged.containerOptions.cmafContainerOptions == nil {
             merged.containerOptions.cmafContainerOptions = stored.containerOptions.cmafContainerOptions
         }
-        if merged.videoStreams == nil && merged.audioStreams == nil {
+        // A controller that writes back what it read sends the normalised form: lists plus the legacy IDs mirrored
+        // from them. Accept that echo as the lists alone instead of refusing the mix.
+        let listsGiven = merged.videoStreams != nil || merged.audioStreams != nil
+        if listsGiven && merged.videoStreamID?.isNull != true && merged.audioStreamID?.isNull != true
+            && merged.videoStreamID?.value == merged.videoStreams?.first?.videoStreamID
+            && merged.audioStreamID?.value == merged.audioStreams?.first?.audioStreamID {
+            merged.videoStreamID = nil
+            merged.audioStreamID = nil
+        }
+        if !listsGiven {
             if merged.videoStreamID == nil && merged.audioStreamID == nil {
                 merged.videoStreams = stored.videoStreams
                 merged.audioStreams = stored.audioStreams

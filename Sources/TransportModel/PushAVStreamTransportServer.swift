@@ -227,6 +227,37 @@ public actor PushAVStreamTransportServer {
         return found.map(\.configuration)
     }
 
+    /// UpdateMotionZoneOptions (provisional, after 1.5.1; TC-PAVST-2.15): replaces a Motion transport's zones and,
+    /// without PERZONESENS, its sensitivity, leaving a running recording alone. Its wire ID is not yet known.
+    public func updateMotionZoneOptions(
+        connectionID: UInt16, motionZones: Nullable<[TransportZoneOptionsStruct]>,
+        motionSensitivity: Nullable<UInt8>? = nil, fabric: FabricIndex
+    ) throws(TransportCommandError) {
+        removeExpiredConnectionsRetryingLater()
+        var connection = try connection(connectionID, within: fabric)
+        var trigger = connection.transportOptions.triggerOptions
+        guard trigger.triggerType == .motion else {
+            throw .cluster(.invalidTriggerType, "connectionID: transport \(connectionID) is not motion-triggered")
+        }
+        trigger.motionZones = motionZones
+        if capabilities.features.contains(.perZoneSensitivity) {
+            if motionSensitivity != nil {
+                throw .im(.invalidCommand, "motionSensitivity: not allowed with per-zone sensitivity")
+            }
+        } else if let motionSensitivity {
+            trigger.motionSensitivity = motionSensitivity
+        }
+        try trigger.validateShape(features: capabilities.features)
+        if let zones = motionZones.value {
+            try AllocationChecks(capabilities: capabilities, registries: registries, otherConnections: [])
+                .checkZones(zones)
+        }
+        connection.transportOptions.triggerOptions = trigger
+        try write { try persistence.save(connections: [connection], lastConnectionID: lastConnectionID) }
+        connections[connectionID] = connection
+        changeBroadcast.send(.modified(connection))
+    }
+
     // MARK: - Events and changes
 
     /// A new subscription to PushTransportBegin/End, from now on. Any number of consumers may subscribe.
