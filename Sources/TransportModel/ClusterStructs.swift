@@ -151,7 +151,8 @@ public struct TransportTriggerOptionsStruct: Codable, Sendable, Hashable {
     }
 
     /// The sensitivity threshold (1…10) a motion sample in `zoneEntry` must reach: the entry's own (PERZONESENS),
-    /// else `motionSensitivity`, else the Zone Management sensitivity when zones are configured, else 10.
+    /// else `motionSensitivity`, else `zoneManagementSensitivity` (pass the Zone Management Sensitivity attribute
+    /// when the camera has zones configured, nil otherwise), else 10.
     public func effectiveSensitivity(for zoneEntry: TransportZoneOptionsStruct?, zoneManagementSensitivity: UInt8?) -> UInt8 {
         if let own = zoneEntry?.sensitivity { return own }
         if let configured = motionSensitivity?.value { return configured }

@@ -328,6 +328,14 @@ struct AllocateTests {
         }
     }
 
+    @Test("A (container, ingest method) pair missing from SupportedFormats → InvalidCombination")
+    func invalidCombination() async throws {
+        let server = try makeServer(capabilities: TransportCapabilities(supportedFormats: [], maxZones: 3))
+        await expectStatus(.cluster(.invalidCombination), field: "ingestMethod") { () async throws(TransportCommandError) in
+            _ = try await server.allocatePushTransport(continuousOptions(), fabric: fabric1)
+        }
+    }
+
     @Test("A TLS endpoint of another fabric is not usable → InvalidTLSEndpoint")
     func otherFabricsTLSEndpoint() async throws {
         var registries = standardRegistries()
