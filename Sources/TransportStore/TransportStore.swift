@@ -1,1 +1,360 @@
-// Placeholder: the TransportStore module is built in its own issue.
+import Foundation
+import GRDB
+import TransportModel
+
+/// Why the transport store could not be used. Thrown at startup rather than starting empty, so a damaged or
+/// unreachable database never silently loses the controllers' configuration.
+public enum TransportStoreError: Error, Sendable, CustomStringConvertible {
+    /// The file or its directory cannot be opened or written (missing directory, permissions, read-only media).
+    case cannotOpen(path: String, reason: String)
+    /// The file is not a SQLite database or fails its integrity check.
+    case corrupt(path: String, reason: String)
+    /// The database was written by a newer version of this program (it has migrations this one does not know).
+    case newerSchema(path: String)
+    /// A stored row cannot be decoded into the model.
+    case undecodableRow(table: String, key: String, reason: String)
+    /// A write failed after a successful start.
+    case writeFailed(reason: String)
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason): "transport store \(path) cannot be opened for writing: \(reason)"
+        case .corrupt(let path, let reason): "transport store \(path) is corrupt: \(reason)"
+        case .newerSchema(let path): "transport store \(path) was written by a newer version; refusing to use it"
+        case .undecodableRow(let table, let key, let reason): "transport store row \(table)[\(key)] is unreadable: \(reason)"
+        case .writeFailed(let reason): "transport store write failed: \(reason)"
+        }
+    }
+}
+
+/// Connections, registries and session counters in one SQLite file (GRDB, WAL mode).
+///
+/// Transport options are stored as JSON with sorted keys, so what is read back after a restart encodes to the same
+/// bytes (TC-PAVST-2.14). Expiry deadlines are absolute wall-clock times, so a TTL keeps running across restarts.
+public final class TransportStore: TransportPersistence, Sendable {
+    public let path: String
+    private let pool: DatabasePool
+
+    /// Opens (creating if needed) and migrates the store at `path`.
+    public init(path: String) throws(TransportStoreError) {
+        self.path = path
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(5)
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch {
+            throw Self.classify(error, path: path)
+        }
+        do {
+            let check = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+            guard check == ["ok"] else { throw TransportStoreError.corrupt(path: path, reason: check.joined(separator: "; ")) }
+            let migrator = Self.migrator
+            if try pool.read(migrator.hasBeenSuperseded) { throw TransportStoreError.newerSchema(path: path) }
+            try migrator.migrate(pool)
+        } catch let error as TransportStoreError {
+            throw error
+        } catch {
+            throw Self.classify(error, path: path)
+        }
+    }
+
+    /// Closes the database; later calls fail.
+    public func close() throws {
+        try pool.close()
+    }
+
+    /// SQLite's journal mode (`wal` once opened).
+    public func journalMode() throws -> String {
+        try pool.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }
+    }
+
+    // MARK: - TransportPersistence
+
+    public func load() throws -> PersistentTransportState {
+        try pool.read { db in
+            var state = PersistentTransportState()
+            state.connections = try Self.loadConnections(db)
+            state.registries = try Self.loadRegistries(db)
+            state.lastConnectionID = try Int.fetchOne(db, sql: "SELECT lastConnectionID FROM allocationState WHERE id = 1")
+                .map { UInt16(truncatingIfNeeded: $0) }
+            for row in try Row.fetchAll(db, sql: "SELECT connectionID, lastSessionNumber FROM sessionCounter") {
+                let connectionID: Int = row["connectionID"]
+                let lastSessionNumber: Int64 = row["lastSessionNumber"]
+                state.sessionNumbers[UInt16(truncatingIfNeeded: connectionID)] = UInt64(bitPattern: lastSessionNumber)
+            }
+            return state
+        }
+    }
+
+    public func save(connections: [StoredConnection], lastConnectionID: UInt16?) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let rows = try connections.map { ($0, try encoder.encode($0.transportOptions)) }
+        try pool.write { db in
+            for (connection, options) in rows {
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO connection
+                            (connectionID, fabricIndex, transportStatus, transportOptions, expiryDeadline)
+                        VALUES (?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        Int(connection.connectionID), Int(connection.fabricIndex),
+                        Int(connection.transportStatus.rawValue), options,
+                        connection.expiryDeadline?.timeIntervalSince1970,
+                    ])
+            }
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO allocationState (id, lastConnectionID) VALUES (1, ?)",
+                arguments: [lastConnectionID.map { Int($0) }])
+        }
+    }
+
+    public func deleteConnections(_ connectionIDs: [UInt16]) throws {
+        try pool.write { db in
+            for connectionID in connectionIDs {
+                try db.execute(sql: "DELETE FROM connection WHERE connectionID = ?", arguments: [Int(connectionID)])
+            }
+        }
+    }
+
+    public func save(sessionNumber: UInt64, connectionID: UInt16) throws {
+        try pool.write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO sessionCounter (connectionID, lastSessionNumber) VALUES (?, ?)",
+                arguments: [Int(connectionID), Int64(bitPattern: sessionNumber)])
+        }
+    }
+
+    public func save(registries: TransportRegistries) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try pool.write { db in
+            // The registries are small and change rarely: rewrite them whole, in one transaction.
+            for table in ["tlsClientCertificate", "tlsEndpoint", "zone", "videoStream", "audioStream", "privacyModes"] {
+                try db.execute(sql: "DELETE FROM \(table)")
+            }
+            for endpoint in registries.tlsEndpoints.values {
+                try db.execute(
+                    sql: """
+                        INSERT INTO tlsEndpoint (fabricIndex, endpointID, hostname, port, caCertificate, privateKey)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        Int(endpoint.fabricIndex), Int(endpoint.endpointID), endpoint.hostname, Int(endpoint.port),
+                        endpoint.caCertificate, endpoint.privateKey,
+                    ])
+                for (position, certificate) in endpoint.clientCertificateChain.enumerated() {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO tlsClientCertificate (fabricIndex, endpointID, position, certificate)
+                            VALUES (?, ?, ?, ?)
+                            """,
+                        arguments: [Int(endpoint.fabricIndex), Int(endpoint.endpointID), position, certificate])
+                }
+            }
+            for zone in registries.zones.values {
+                try db.execute(
+                    sql: "INSERT INTO zone (zoneID, name, vertices) VALUES (?, ?, ?)",
+                    arguments: [Int(zone.zoneID), zone.name, try encoder.encode(zone.vertices)])
+            }
+            for stream in registries.videoStreams.values {
+                try db.execute(
+                    sql: """
+                        INSERT INTO videoStream (videoStreamID, codec, keyFrameInterval, streamUsage, maxBitRate)
+                        VALUES (?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        Int(stream.videoStreamID), Int(stream.codec.rawValue), Int(stream.keyFrameInterval),
+                        Int(stream.streamUsage.rawValue), Int(stream.maxBitRate),
+                    ])
+            }
+            for stream in registries.audioStreams.values {
+                try db.execute(
+                    sql: "INSERT INTO audioStream (audioStreamID, codec, streamUsage, bitRate) VALUES (?, ?, ?, ?)",
+                    arguments: [
+                        Int(stream.audioStreamID), Int(stream.codec.rawValue), Int(stream.streamUsage.rawValue),
+                        Int(stream.bitRate),
+                    ])
+            }
+            let privacy = registries.privacyModes
+            try db.execute(
+                sql: """
+                    INSERT INTO privacyModes
+                        (id, hardPrivacyModeOn, softRecordingPrivacyModeEnabled, softLivestreamPrivacyModeEnabled)
+                    VALUES (1, ?, ?, ?)
+                    """,
+                arguments: [
+                    privacy.hardPrivacyModeOn, privacy.softRecordingPrivacyModeEnabled,
+                    privacy.softLivestreamPrivacyModeEnabled,
+                ])
+        }
+    }
+
+    // MARK: - Reading
+
+    private static func loadConnections(_ db: Database) throws -> [StoredConnection] {
+        let decoder = JSONDecoder()
+        return try Row.fetchAll(db, sql: "SELECT * FROM connection ORDER BY connectionID").map { row in
+            let connectionID: Int = row["connectionID"]
+            let fabricIndex: Int = row["fabricIndex"]
+            let status: Int = row["transportStatus"]
+            let optionsJSON: Data = row["transportOptions"]
+            let deadline: Double? = row["expiryDeadline"]
+            let options: TransportOptionsStruct
+            do {
+                options = try decoder.decode(TransportOptionsStruct.self, from: optionsJSON)
+            } catch {
+                throw TransportStoreError.undecodableRow(table: "connection", key: "\(connectionID)", reason: "\(error)")
+            }
+            return StoredConnection(
+                connectionID: UInt16(truncatingIfNeeded: connectionID), fabricIndex: FabricIndex(truncatingIfNeeded: fabricIndex),
+                transportStatus: TransportStatusEnum(rawValue: UInt8(truncatingIfNeeded: status)), transportOptions: options,
+                expiryDeadline: deadline.map(Date.init(timeIntervalSince1970:)))
+        }
+    }
+
+    private static func loadRegistries(_ db: Database) throws -> TransportRegistries {
+        let decoder = JSONDecoder()
+        var chains: [TLSEndpointKey: [Data]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT * FROM tlsClientCertificate ORDER BY fabricIndex, endpointID, position") {
+            let fabricIndex: Int = row["fabricIndex"]
+            let endpointID: Int = row["endpointID"]
+            let key = TLSEndpointKey(fabricIndex: FabricIndex(truncatingIfNeeded: fabricIndex), endpointID: UInt16(truncatingIfNeeded: endpointID))
+            chains[key, default: []].append(row["certificate"])
+        }
+        let endpoints = try Row.fetchAll(db, sql: "SELECT * FROM tlsEndpoint").map { row in
+            let fabricIndex: Int = row["fabricIndex"]
+            let endpointID: Int = row["endpointID"]
+            let port: Int = row["port"]
+            let key = TLSEndpointKey(fabricIndex: FabricIndex(truncatingIfNeeded: fabricIndex), endpointID: UInt16(truncatingIfNeeded: endpointID))
+            return TLSEndpoint(
+                fabricIndex: key.fabricIndex, endpointID: key.endpointID, hostname: row["hostname"],
+                port: UInt16(truncatingIfNeeded: port), caCertificate: row["caCertificate"],
+                clientCertificateChain: chains[key] ?? [], privateKey: row["privateKey"])
+        }
+        let zones = try Row.fetchAll(db, sql: "SELECT * FROM zone").map { row in
+            let zoneID: Int = row["zoneID"]
+            let verticesJSON: Data = row["vertices"]
+            do {
+                return MotionZone(
+                    zoneID: UInt16(truncatingIfNeeded: zoneID), name: row["name"],
+                    vertices: try decoder.decode([ZoneVertex].self, from: verticesJSON))
+            } catch {
+                throw TransportStoreError.undecodableRow(table: "zone", key: "\(zoneID)", reason: "\(error)")
+            }
+        }
+        let videoStreams = try Row.fetchAll(db, sql: "SELECT * FROM videoStream").map { row in
+            let streamID: Int = row["videoStreamID"]
+            let codec: Int = row["codec"]
+            let keyFrameInterval: Int = row["keyFrameInterval"]
+            let usage: Int = row["streamUsage"]
+            let bitRate: Int64 = row["maxBitRate"]
+            return AllocatedVideoStream(
+                videoStreamID: UInt16(truncatingIfNeeded: streamID), codec: VideoCodecEnum(rawValue: UInt8(truncatingIfNeeded: codec)),
+                keyFrameInterval: UInt16(truncatingIfNeeded: keyFrameInterval),
+                streamUsage: StreamUsageEnum(rawValue: UInt8(truncatingIfNeeded: usage)), maxBitRate: UInt32(truncatingIfNeeded: bitRate))
+        }
+        let audioStreams = try Row.fetchAll(db, sql: "SELECT * FROM audioStream").map { row in
+            let streamID: Int = row["audioStreamID"]
+            let codec: Int = row["codec"]
+            let usage: Int = row["streamUsage"]
+            let bitRate: Int64 = row["bitRate"]
+            return AllocatedAudioStream(
+                audioStreamID: UInt16(truncatingIfNeeded: streamID), codec: AudioCodecEnum(rawValue: UInt8(truncatingIfNeeded: codec)),
+                streamUsage: StreamUsageEnum(rawValue: UInt8(truncatingIfNeeded: usage)), bitRate: UInt32(truncatingIfNeeded: bitRate))
+        }
+        var privacy = PrivacyModes()
+        if let row = try Row.fetchOne(db, sql: "SELECT * FROM privacyModes WHERE id = 1") {
+            privacy = PrivacyModes(
+                hardPrivacyModeOn: row["hardPrivacyModeOn"], softRecordingPrivacyModeEnabled: row["softRecordingPrivacyModeEnabled"],
+                softLivestreamPrivacyModeEnabled: row["softLivestreamPrivacyModeEnabled"])
+        }
+        return TransportRegistries(
+            tlsEndpoints: endpoints, zones: zones, videoStreams: videoStreams, audioStreams: audioStreams, privacyModes: privacy)
+    }
+
+    // MARK: - Schema
+
+    /// Append-only: a shipped migration is never edited, later schema changes are new migrations.
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: connections, registries, session counters") { db in
+            try db.create(table: "connection") { t in
+                t.primaryKey("connectionID", .integer).check { $0 >= 0 && $0 <= 65534 }
+                t.column("fabricIndex", .integer).notNull()
+                t.column("transportStatus", .integer).notNull()
+                // JSON of TransportOptionsStruct, sorted keys.
+                t.column("transportOptions", .blob).notNull()
+                // Seconds since 1970; NULL = never expires.
+                t.column("expiryDeadline", .double)
+            }
+            // Kept when a connection is deallocated, so a reused ID never repeats a session number.
+            try db.create(table: "sessionCounter") { t in
+                t.primaryKey("connectionID", .integer)
+                t.column("lastSessionNumber", .integer).notNull()
+            }
+            try db.create(table: "allocationState") { t in
+                t.primaryKey("id", .integer).check { $0 == 1 }
+                t.column("lastConnectionID", .integer)
+            }
+            try db.create(table: "tlsEndpoint") { t in
+                t.column("fabricIndex", .integer).notNull()
+                t.column("endpointID", .integer).notNull()
+                t.column("hostname", .text).notNull()
+                t.column("port", .integer).notNull()
+                t.column("caCertificate", .blob).notNull()
+                t.column("privateKey", .blob).notNull()
+                t.primaryKey(["fabricIndex", "endpointID"])
+            }
+            try db.create(table: "tlsClientCertificate") { t in
+                t.column("fabricIndex", .integer).notNull()
+                t.column("endpointID", .integer).notNull()
+                t.column("position", .integer).notNull()
+                t.column("certificate", .blob).notNull()
+                t.primaryKey(["fabricIndex", "endpointID", "position"])
+                t.foreignKey(["fabricIndex", "endpointID"], references: "tlsEndpoint", onDelete: .cascade)
+            }
+            try db.create(table: "zone") { t in
+                t.primaryKey("zoneID", .integer)
+                t.column("name", .text).notNull()
+                t.column("vertices", .blob).notNull()
+            }
+            try db.create(table: "videoStream") { t in
+                t.primaryKey("videoStreamID", .integer)
+                t.column("codec", .integer).notNull()
+                t.column("keyFrameInterval", .integer).notNull()
+                t.column("streamUsage", .integer).notNull()
+                t.column("maxBitRate", .integer).notNull()
+            }
+            try db.create(table: "audioStream") { t in
+                t.primaryKey("audioStreamID", .integer)
+                t.column("codec", .integer).notNull()
+                t.column("streamUsage", .integer).notNull()
+                t.column("bitRate", .integer).notNull()
+            }
+            try db.create(table: "privacyModes") { t in
+                t.primaryKey("id", .integer).check { $0 == 1 }
+                t.column("hardPrivacyModeOn", .boolean).notNull()
+                t.column("softRecordingPrivacyModeEnabled", .boolean).notNull()
+                t.column("softLivestreamPrivacyModeEnabled", .boolean).notNull()
+            }
+        }
+        return migrator
+    }
+
+    /// Sorts an open/migrate failure into "corrupt" and "cannot open", the two causes an operator acts on differently.
+    private static func classify(_ error: any Error, path: String) -> TransportStoreError {
+        if let error = error as? TransportStoreError { return error }
+        if let error = error as? DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+                return .corrupt(path: path, reason: error.message ?? "\(error)")
+            default:
+                return .cannotOpen(path: path, reason: "\(error)")
+            }
+        }
+        return .cannotOpen(path: path, reason: "\(error)")
+    }
+}

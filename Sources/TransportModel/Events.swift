@@ -1,0 +1,130 @@
+import Foundation
+
+/// The PushTransportBegin event: a recording started uploading.
+public struct PushTransportBegin: Codable, Sendable, Hashable {
+    public var connectionID: UInt16
+    /// Command for a manually triggered recording, whatever the transport's own trigger type.
+    public var triggerType: TransportTriggerTypeEnum
+    /// Present only when `triggerType` is Command.
+    public var activationReason: TriggerActivationReasonEnum?
+    public var containerType: ContainerFormatEnum?
+    /// The recording's CMAF session number; present for CMAF.
+    public var cmafSessionNumber: UInt64?
+
+    public init(
+        connectionID: UInt16, triggerType: TransportTriggerTypeEnum, activationReason: TriggerActivationReasonEnum? = nil,
+        containerType: ContainerFormatEnum? = nil, cmafSessionNumber: UInt64? = nil
+    ) {
+        self.connectionID = connectionID
+        self.triggerType = triggerType
+        self.activationReason = activationReason
+        self.containerType = containerType
+        self.cmafSessionNumber = cmafSessionNumber
+    }
+}
+
+/// The PushTransportEnd event: a recording finished.
+public struct PushTransportEnd: Codable, Sendable, Hashable {
+    public var connectionID: UInt16
+    public var containerType: ContainerFormatEnum?
+    public var cmafSessionNumber: UInt64?
+
+    public init(connectionID: UInt16, containerType: ContainerFormatEnum? = nil, cmafSessionNumber: UInt64? = nil) {
+        self.connectionID = connectionID
+        self.containerType = containerType
+        self.cmafSessionNumber = cmafSessionNumber
+    }
+}
+
+/// The cluster's events, in the order they happened.
+public enum PushAVStreamTransportEvent: Sendable, Hashable {
+    case pushTransportBegin(PushTransportBegin)
+    case pushTransportEnd(PushTransportEnd)
+
+    public var connectionID: UInt16 {
+        switch self {
+        case .pushTransportBegin(let begin): begin.connectionID
+        case .pushTransportEnd(let end): end.connectionID
+        }
+    }
+}
+
+/// What started a recording, as the recorder reports it.
+public enum RecordingTrigger: Sendable, Hashable {
+    case motion
+    case continuous
+    /// ManuallyTriggerTransport (or a device-internal command such as a doorbell press).
+    case command(TriggerActivationReasonEnum)
+}
+
+/// Why the server ended a recording before the recorder did.
+public enum RecordingCutReason: Sendable, Hashable {
+    case transportInactive
+    case modified
+    case deallocated
+    case expired
+    case privacy
+    case fabricRemoved
+}
+
+/// Why a connection went away.
+public enum DeallocationReason: Sendable, Hashable {
+    case command
+    case expired
+    case fabricRemoved
+}
+
+/// A ManuallyTriggerTransport the recorder must act on: start a clip, or treat it as a matching sample.
+public struct ManualTrigger: Sendable, Hashable {
+    public var connectionID: UInt16
+    public var activationReason: TriggerActivationReasonEnum
+    /// The command's time control, else the transport's configured motionTimeControl. Its blind duration is ignored.
+    public var timeControl: TransportMotionTriggerTimeControlStruct
+    public var userDefined: Data?
+
+    public init(connectionID: UInt16, activationReason: TriggerActivationReasonEnum,
+                timeControl: TransportMotionTriggerTimeControlStruct, userDefined: Data?) {
+        self.connectionID = connectionID
+        self.activationReason = activationReason
+        self.timeControl = timeControl
+        self.userDefined = userDefined
+    }
+}
+
+/// A change the recorder and uploader must follow. Not a cluster event: these drive the media side.
+public enum TransportChange: Sendable, Hashable {
+    case allocated(StoredConnection)
+    case modified(StoredConnection)
+    case statusChanged(connectionID: UInt16, TransportStatusEnum)
+    case deallocated(connectionID: UInt16, reason: DeallocationReason)
+    case manuallyTriggered(ManualTrigger)
+    /// The server ended this recording (and emitted its PushTransportEnd): stop writing it, upload what is done.
+    case recordingCut(connectionID: UInt16, sessionNumber: UInt64, reason: RecordingCutReason)
+    case registriesChanged
+}
+
+/// Fans values out to any number of `AsyncStream` subscribers. Lives inside the server actor, which serialises it.
+struct Broadcast<Element: Sendable> {
+    private var continuations: [Int: AsyncStream<Element>.Continuation] = [:]
+    private var nextKey = 0
+
+    /// A stream of every value sent from now on. Unbounded buffering: events are rare and must not be dropped.
+    mutating func subscribe() -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .unbounded)
+        continuations[nextKey] = continuation
+        nextKey += 1
+        return stream
+    }
+
+    mutating func send(_ element: Element) {
+        for (key, continuation) in continuations {
+            // A subscriber that stopped iterating is forgotten on the next send.
+            if case .terminated = continuation.yield(element) { continuations[key] = nil }
+        }
+    }
+
+    mutating func finish() {
+        for continuation in continuations.values { continuation.finish() }
+        continuations = [:]
+    }
+}

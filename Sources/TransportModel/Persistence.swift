@@ -1,0 +1,97 @@
+import Foundation
+
+/// An allocated connection as the server keeps it: the cluster's view plus the absolute expiry deadline.
+public struct StoredConnection: Sendable, Hashable {
+    public var connectionID: UInt16
+    public var fabricIndex: FabricIndex
+    public var transportStatus: TransportStatusEnum
+    /// Normalised at allocation: stream lists filled in and the legacy stream IDs mirrored from them.
+    public var transportOptions: TransportOptionsStruct
+    /// When the ExpiryTime TTL runs out, as wall-clock time so it survives a restart; nil = never.
+    public var expiryDeadline: Date?
+
+    public init(
+        connectionID: UInt16, fabricIndex: FabricIndex, transportStatus: TransportStatusEnum,
+        transportOptions: TransportOptionsStruct, expiryDeadline: Date?
+    ) {
+        self.connectionID = connectionID
+        self.fabricIndex = fabricIndex
+        self.transportStatus = transportStatus
+        self.transportOptions = transportOptions
+        self.expiryDeadline = expiryDeadline
+    }
+
+    /// The TransportConfigurationStruct controllers read.
+    public var configuration: TransportConfigurationStruct {
+        TransportConfigurationStruct(
+            connectionID: connectionID, transportStatus: transportStatus, transportOptions: transportOptions,
+            fabricIndex: fabricIndex)
+    }
+}
+
+/// Everything the server restores at startup.
+public struct PersistentTransportState: Sendable, Hashable {
+    public var connections: [StoredConnection]
+    public var registries: TransportRegistries
+    /// The last connection ID issued; allocation continues after it.
+    public var lastConnectionID: UInt16?
+    /// The last CMAF session number used per connection ID.
+    public var sessionNumbers: [UInt16: UInt64]
+
+    public init(
+        connections: [StoredConnection] = [], registries: TransportRegistries = TransportRegistries(),
+        lastConnectionID: UInt16? = nil, sessionNumbers: [UInt16: UInt64] = [:]
+    ) {
+        self.connections = connections
+        self.registries = registries
+        self.lastConnectionID = lastConnectionID
+        self.sessionNumbers = sessionNumbers
+    }
+}
+
+/// Where the server writes its state through. Every method is one atomic write; a throw means nothing changed.
+///
+/// The methods are synchronous on purpose: the server calls them inside its actor without suspending, so no other
+/// command can interleave between a decision (a free connection ID, a session number) and its persistence.
+public protocol TransportPersistence: Sendable {
+    func load() throws -> PersistentTransportState
+    /// Inserts or replaces connections and records the last issued connection ID, in one transaction.
+    func save(connections: [StoredConnection], lastConnectionID: UInt16?) throws
+    func deleteConnections(_ connectionIDs: [UInt16]) throws
+    func save(registries: TransportRegistries) throws
+    func save(sessionNumber: UInt64, connectionID: UInt16) throws
+}
+
+/// Keeps nothing: for tests and for a server whose state may die with the process.
+public struct VolatileTransportPersistence: TransportPersistence {
+    let initialState: PersistentTransportState
+
+    public init(initialState: PersistentTransportState = PersistentTransportState()) {
+        self.initialState = initialState
+    }
+
+    public func load() throws -> PersistentTransportState { initialState }
+    public func save(connections: [StoredConnection], lastConnectionID: UInt16?) throws {}
+    public func deleteConnections(_ connectionIDs: [UInt16]) throws {}
+    public func save(registries: TransportRegistries) throws {}
+    public func save(sessionNumber: UInt64, connectionID: UInt16) throws {}
+}
+
+/// The time source for expiry deadlines. Wall-clock, because a deadline must mean the same after a reboot.
+public protocol TransportClock: Sendable {
+    func now() -> Date
+    /// Suspends until `deadline`; throws `CancellationError` when the task is cancelled.
+    func sleep(until deadline: Date) async throws
+}
+
+/// The system's wall clock.
+public struct SystemTransportClock: TransportClock {
+    public init() {}
+
+    public func now() -> Date { Date() }
+
+    public func sleep(until deadline: Date) async throws {
+        let seconds = deadline.timeIntervalSinceNow
+        if seconds > 0 { try await Task.sleep(for: .seconds(seconds)) }
+    }
+}

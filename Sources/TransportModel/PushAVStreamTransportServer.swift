@@ -1,0 +1,542 @@
+import Foundation
+
+/// The server side of the Push AV Stream Transport cluster on one endpoint: the six commands, the two attributes,
+/// the events, expiry, and the hooks the recorder and uploader use.
+///
+/// Every command names the caller's fabric; connections of other fabrics are invisible to it (NOT_FOUND).
+/// Commands validate in the reference server's order and throw `TransportCommandError` carrying the status the
+/// controller receives. State changes are written through `TransportPersistence` before they take effect, so a
+/// failed write leaves the server unchanged and answers FAILURE.
+///
+/// Recording contract: the recorder calls `recordingStarted` when a recording (one CMAF session) starts and
+/// `recordingEnded` when it finishes. The server emits exactly one PushTransportBegin and one PushTransportEnd per
+/// recording; when it ends a recording itself (Inactive, Modify, Deallocate, expiry, privacy, fabric removal) it
+/// emits the End and publishes `.recordingCut`, after which the recorder's own `recordingEnded` is a no-op.
+public actor PushAVStreamTransportServer {
+    public nonisolated let capabilities: TransportCapabilities
+    private let persistence: any TransportPersistence
+    private let clock: any TransportClock
+    /// Answers whether a connection still has segments waiting to upload (→ BUSY). Set by the uploader.
+    private var uploadsPending: @Sendable (UInt16) async -> Bool
+
+    private var connections: [UInt16: StoredConnection]
+    private var registries: TransportRegistries
+    private var lastConnectionID: UInt16?
+    private var sessionNumbers: [UInt16: UInt64]
+    private var recordings: [UInt16: ActiveRecording] = [:]
+    private var eventBroadcast = Broadcast<PushAVStreamTransportEvent>()
+    private var changeBroadcast = Broadcast<TransportChange>()
+
+    private struct ActiveRecording {
+        var sessionNumber: UInt64
+        var containerType: ContainerFormatEnum
+    }
+
+    /// Restores the state `persistence` holds; throws its error when it cannot be read.
+    public init(
+        capabilities: TransportCapabilities = TransportCapabilities(),
+        persistence: any TransportPersistence = VolatileTransportPersistence(),
+        clock: any TransportClock = SystemTransportClock(),
+        uploadsPending: @escaping @Sendable (UInt16) async -> Bool = { _ in false }
+    ) throws {
+        let state = try persistence.load()
+        self.capabilities = capabilities
+        self.persistence = persistence
+        self.clock = clock
+        self.uploadsPending = uploadsPending
+        self.connections = Dictionary(state.connections.map { ($0.connectionID, $0) }, uniquingKeysWith: { _, last in last })
+        self.registries = state.registries
+        self.lastConnectionID = state.lastConnectionID
+        self.sessionNumbers = state.sessionNumbers
+    }
+
+    /// Installs the uploader's answer to "does this connection still have segments waiting to upload?".
+    public func setUploadsPendingQuery(_ query: @escaping @Sendable (UInt16) async -> Bool) {
+        uploadsPending = query
+    }
+
+    // MARK: - Attributes
+
+    /// The SupportedFormats attribute.
+    public nonisolated var supportedFormats: [SupportedFormatStruct] { capabilities.supportedFormats }
+
+    /// The CurrentConnections attribute as `fabric` reads it, ordered by connection ID. A read over a transport
+    /// without large-message support passes `includeTransportOptions: false`.
+    public func currentConnections(fabric: FabricIndex, includeTransportOptions: Bool = true) -> [TransportConfigurationStruct] {
+        removeExpiredConnectionsRetryingLater()
+        return connections(of: fabric).map { connection in
+            var configuration = connection.configuration
+            if !includeTransportOptions { configuration.transportOptions = nil }
+            return configuration
+        }
+    }
+
+    // MARK: - Commands
+
+    /// AllocatePushTransport: validates, stores a new Inactive transport, and returns its configuration.
+    public func allocatePushTransport(
+        _ transportOptions: TransportOptionsStruct, fabric: FabricIndex
+    ) throws(TransportCommandError) -> TransportConfigurationStruct {
+        removeExpiredConnectionsRetryingLater()
+        try transportOptions.validateShape(features: capabilities.features)
+        let options = try resolveAgainstRegistries(transportOptions, fabric: fabric, replacing: nil)
+        guard let connectionID = nextConnectionID(after: lastConnectionID, isInUse: { connections[$0] != nil }) else {
+            throw .im(.resourceExhausted, "connectionID: all 65534 connection IDs are in use")
+        }
+        try checkRecorderSupport(options)
+        let connection = StoredConnection(
+            connectionID: connectionID, fabricIndex: fabric, transportStatus: .inactive, transportOptions: options,
+            expiryDeadline: transportOptions.expiryTime.map { clock.now().addingTimeInterval(TimeInterval($0)) })
+        try write { try persistence.save(connections: [connection], lastConnectionID: connectionID) }
+        connections[connectionID] = connection
+        lastConnectionID = connectionID
+        changeBroadcast.send(.allocated(connection))
+        return connection.configuration
+    }
+
+    /// DeallocatePushTransport: removes the transport, ending its recording if one runs.
+    public func deallocatePushTransport(connectionID: UInt16, fabric: FabricIndex) async throws(TransportCommandError) {
+        removeExpiredConnectionsRetryingLater()
+        _ = try connection(connectionID, within: fabric)
+        try await refuseIfUploadsPending(connectionID)
+        _ = try connection(connectionID, within: fabric)  // it may have gone while the uploader answered
+        try remove([connectionID], reason: .command)
+    }
+
+    /// ModifyPushTransport: replaces the stored options.
+    ///
+    /// Fields the trigger or container type requires but the request leaves out (`motionZones`,
+    /// `motionSensitivity`, `motionTimeControl`, `maxPreRollLen`, `cmafContainerOptions`) are taken from the stored
+    /// configuration before validation, as Google Home's partial modify needs; null stream IDs, or no stream fields
+    /// at all, keep the stored stream selection. ExpiryTime present restarts the TTL from now; absent keeps the
+    /// stored TTL and deadline. A running recording is cut when anything but ExpiryTime changes.
+    public func modifyPushTransport(
+        connectionID: UInt16, transportOptions request: TransportOptionsStruct, fabric: FabricIndex
+    ) async throws(TransportCommandError) {
+        removeExpiredConnectionsRetryingLater()
+        let features = capabilities.features
+        // The reference validates before looking the connection up; merging needs the stored options, so look up
+        // quietly first and report NOT_FOUND only after the shape checks, keeping the reference's status order.
+        let stored = try? connection(connectionID, within: fabric)
+        try (stored.map { request.filledForModify(from: $0.transportOptions, features: features) } ?? request)
+            .validateShape(features: features)
+        guard stored != nil else { throw notFound(connectionID) }
+        try await refuseIfUploadsPending(connectionID)
+
+        var updated = try connection(connectionID, within: fabric)
+        let merged = request.filledForModify(from: updated.transportOptions, features: features)
+        try merged.validateShape(features: features)
+        var options = try resolveAgainstRegistries(merged, fabric: fabric, replacing: connectionID)
+        try checkRecorderSupport(options)
+        if let ttl = request.expiryTime {
+            updated.expiryDeadline = clock.now().addingTimeInterval(TimeInterval(ttl))
+        } else {
+            options.expiryTime = updated.transportOptions.expiryTime
+        }
+        let recordingAffected = options.ignoringExpiry != updated.transportOptions.ignoringExpiry
+        updated.transportOptions = options
+        try write { try persistence.save(connections: [updated], lastConnectionID: lastConnectionID) }
+        connections[connectionID] = updated
+        if recordingAffected { cutRecording(connectionID, reason: .modified) }
+        changeBroadcast.send(.modified(updated))
+    }
+
+    /// SetTransportStatus: `connectionID` nil means every connection of the caller's fabric.
+    public func setTransportStatus(
+        connectionID: UInt16?, transportStatus: TransportStatusEnum, fabric: FabricIndex
+    ) throws(TransportCommandError) {
+        removeExpiredConnectionsRetryingLater()
+        guard transportStatus.isKnown else {
+            throw .im(.constraintError, "transportStatus: unknown value \(transportStatus.rawValue)")
+        }
+        let targets: [StoredConnection]
+        if let connectionID {
+            targets = [try connection(connectionID, within: fabric)]
+        } else {
+            targets = connections(of: fabric)
+            guard !targets.isEmpty else { throw .im(.notFound, "connectionID: null, and this fabric has no connections") }
+        }
+        if transportStatus == .active && registries.privacyModes.anyOn {
+            throw .im(.invalidInState, "transportStatus: cannot go Active while a privacy mode is on")
+        }
+        let changed = targets.filter { $0.transportStatus != transportStatus }.map { connection in
+            var connection = connection
+            connection.transportStatus = transportStatus
+            return connection
+        }
+        guard !changed.isEmpty else { return }
+        try write { try persistence.save(connections: changed, lastConnectionID: lastConnectionID) }
+        for connection in changed {
+            connections[connection.connectionID] = connection
+            if transportStatus == .inactive { cutRecording(connection.connectionID, reason: .transportInactive) }
+            changeBroadcast.send(.statusChanged(connectionID: connection.connectionID, transportStatus))
+        }
+    }
+
+    /// ManuallyTriggerTransport: asks the recorder (through `.manuallyTriggered`) to start a clip, or to count the
+    /// trigger as motion if one is running. The recorder's `recordingStarted(trigger: .command(reason))` then
+    /// emits the Begin with TriggerType Command and this activation reason.
+    public func manuallyTriggerTransport(
+        connectionID: UInt16, activationReason: TriggerActivationReasonEnum,
+        timeControl: TransportMotionTriggerTimeControlStruct? = nil, userDefined: Data? = nil, fabric: FabricIndex
+    ) async throws(TransportCommandError) {
+        removeExpiredConnectionsRetryingLater()
+        guard activationReason.isKnown else {
+            throw .im(.constraintError, "activationReason: unknown value \(activationReason.rawValue)")
+        }
+        try timeControl?.validateShape(field: "timeControl")
+        if let userDefined, userDefined.count > 256 {
+            throw .im(.constraintError, "userDefined: at most 256 bytes")
+        }
+        try refuseIfPrivate(try connection(connectionID, within: fabric))
+        try await refuseIfUploadsPending(connectionID)
+        let connection = try connection(connectionID, within: fabric)
+        try refuseIfPrivate(connection)
+        guard connection.transportStatus == .active else {
+            throw .cluster(.invalidTransportStatus, "connectionID: transport \(connectionID) is Inactive")
+        }
+        let configured = connection.transportOptions.triggerOptions
+        let effectiveTimeControl: TransportMotionTriggerTimeControlStruct
+        switch configured.triggerType {
+        case .continuous, .unknown:
+            throw .cluster(.invalidTriggerType, "connectionID: transport \(connectionID) records continuously")
+        case .command:
+            guard let timeControl else {
+                throw .im(.dynamicConstraintError, "timeControl: required for a Command-triggered transport")
+            }
+            effectiveTimeControl = timeControl
+        case .motion:
+            guard let chosen = timeControl ?? configured.motionTimeControl else {
+                throw .im(.dynamicConstraintError, "timeControl: required, the transport has no motionTimeControl")
+            }
+            effectiveTimeControl = chosen
+        }
+        changeBroadcast.send(.manuallyTriggered(ManualTrigger(
+            connectionID: connectionID, activationReason: activationReason, timeControl: effectiveTimeControl,
+            userDefined: userDefined)))
+    }
+
+    /// FindTransport: `connectionID` nil means every connection of the caller's fabric (NOT_FOUND when none).
+    public func findTransport(connectionID: UInt16?, fabric: FabricIndex) throws(TransportCommandError) -> [TransportConfigurationStruct] {
+        removeExpiredConnectionsRetryingLater()
+        if let connectionID {
+            return [try connection(connectionID, within: fabric).configuration]
+        }
+        let found = connections(of: fabric)
+        guard !found.isEmpty else { throw .im(.notFound, "connectionID: null, and this fabric has no connections") }
+        return found.map(\.configuration)
+    }
+
+    /// UpdateMotionZoneOptions (provisional, after 1.5.1; TC-PAVST-2.15): replaces a Motion transport's zones and,
+    /// without PERZONESENS, its sensitivity, leaving a running recording alone. Its wire ID is not yet known.
+    public func updateMotionZoneOptions(
+        connectionID: UInt16, motionZones: Nullable<[TransportZoneOptionsStruct]>,
+        motionSensitivity: Nullable<UInt8>? = nil, fabric: FabricIndex
+    ) throws(TransportCommandError) {
+        removeExpiredConnectionsRetryingLater()
+        var connection = try connection(connectionID, within: fabric)
+        var trigger = connection.transportOptions.triggerOptions
+        guard trigger.triggerType == .motion else {
+            throw .cluster(.invalidTriggerType, "connectionID: transport \(connectionID) is not motion-triggered")
+        }
+        trigger.motionZones = motionZones
+        if capabilities.features.contains(.perZoneSensitivity) {
+            if motionSensitivity != nil {
+                throw .im(.invalidCommand, "motionSensitivity: not allowed with per-zone sensitivity")
+            }
+        } else if let motionSensitivity {
+            trigger.motionSensitivity = motionSensitivity
+        }
+        try trigger.validateShape(features: capabilities.features)
+        if let zones = motionZones.value {
+            try AllocationChecks(capabilities: capabilities, registries: registries, otherConnections: [])
+                .checkZones(zones)
+        }
+        connection.transportOptions.triggerOptions = trigger
+        try write { try persistence.save(connections: [connection], lastConnectionID: lastConnectionID) }
+        connections[connectionID] = connection
+        changeBroadcast.send(.modified(connection))
+    }
+
+    // MARK: - Events and changes
+
+    /// A new subscription to PushTransportBegin/End, from now on. Any number of consumers may subscribe.
+    public func events() -> AsyncStream<PushAVStreamTransportEvent> { eventBroadcast.subscribe() }
+
+    /// A new subscription to the changes the recorder and uploader follow.
+    public func changes() -> AsyncStream<TransportChange> { changeBroadcast.subscribe() }
+
+    /// Ends every subscription (at shutdown): iteration finishes after the values already sent.
+    public func finishSubscriptions() {
+        eventBroadcast.finish()
+        changeBroadcast.finish()
+    }
+
+    // MARK: - Recorder hooks
+
+    /// The recorder started a recording (a new CMAF session) on `connectionID`. Persists and returns its session
+    /// number (per connection, starting at 1, never reused) and emits PushTransportBegin. Throws, and emits
+    /// nothing, when the transport is gone, Inactive, already recording, blocked by privacy, or of a trigger type
+    /// `trigger` does not fit; the recorder must then not record.
+    public func recordingStarted(connectionID: UInt16, trigger: RecordingTrigger) throws(TransportCommandError) -> UInt64 {
+        removeExpiredConnectionsRetryingLater()
+        guard let connection = connections[connectionID] else { throw notFound(connectionID) }
+        guard connection.transportStatus == .active else {
+            throw .cluster(.invalidTransportStatus, "connectionID: transport \(connectionID) is Inactive")
+        }
+        guard recordings[connectionID] == nil else {
+            throw .im(.invalidInState, "connectionID: transport \(connectionID) is already recording")
+        }
+        try refuseIfPrivate(connection)
+        let options = connection.transportOptions
+        let triggerType: TransportTriggerTypeEnum
+        let activationReason: TriggerActivationReasonEnum?
+        switch (trigger, options.triggerOptions.triggerType) {
+        case (.motion, .motion):
+            (triggerType, activationReason) = (.motion, nil)
+        case (.continuous, .continuous):
+            (triggerType, activationReason) = (.continuous, nil)
+        case (.command(let reason), .command), (.command(let reason), .motion):
+            (triggerType, activationReason) = (.command, reason)
+        default:
+            throw .cluster(.invalidTriggerType, "trigger: \(trigger) does not fit a \(options.triggerOptions.triggerType) transport")
+        }
+        let sessionNumber = (sessionNumbers[connectionID] ?? 0) + 1
+        try write { try persistence.save(sessionNumber: sessionNumber, connectionID: connectionID) }
+        sessionNumbers[connectionID] = sessionNumber
+        let containerType = options.containerOptions.containerType
+        recordings[connectionID] = ActiveRecording(sessionNumber: sessionNumber, containerType: containerType)
+        eventBroadcast.send(.pushTransportBegin(PushTransportBegin(
+            connectionID: connectionID, triggerType: triggerType, activationReason: activationReason,
+            containerType: containerType, cmafSessionNumber: containerType == .cmaf ? sessionNumber : nil)))
+        return sessionNumber
+    }
+
+    /// The recorder finished recording `sessionNumber`. Emits PushTransportEnd and returns true, or returns false
+    /// when the server already ended that recording (a cut) or it is not the running one.
+    @discardableResult
+    public func recordingEnded(connectionID: UInt16, sessionNumber: UInt64) -> Bool {
+        guard let recording = recordings[connectionID], recording.sessionNumber == sessionNumber else { return false }
+        endRecording(connectionID, recording)
+        return true
+    }
+
+    /// The session number of the recording running on `connectionID`, if any.
+    public func runningSessionNumber(connectionID: UInt16) -> UInt64? { recordings[connectionID]?.sessionNumber }
+
+    /// Every connection of every fabric, for the recorder and uploader (not fabric-filtered).
+    public func allConnections() -> [StoredConnection] {
+        removeExpiredConnectionsRetryingLater()
+        return connections.values.sorted { $0.connectionID < $1.connectionID }
+    }
+
+    /// One connection of any fabric, for the recorder and uploader.
+    public func storedConnection(_ connectionID: UInt16) -> StoredConnection? {
+        removeExpiredConnectionsRetryingLater()
+        return connections[connectionID]
+    }
+
+    /// The TLS endpoint (CA, client chain, key) the uploader uses for `connectionID`.
+    public func tlsEndpoint(forConnection connectionID: UInt16) -> TLSEndpoint? {
+        guard let connection = connections[connectionID] else { return nil }
+        return registries.tlsEndpoints[TLSEndpointKey(
+            fabricIndex: connection.fabricIndex, endpointID: connection.transportOptions.tlsEndpointID)]
+    }
+
+    // MARK: - Expiry
+
+    /// Deallocates every connection whose ExpiryTime has run out (ending its recording) and returns their IDs.
+    /// Commands and reads call this first, so an overdue connection is never visible even if the timer is late.
+    @discardableResult
+    public func removeExpiredConnections() throws(TransportCommandError) -> [UInt16] {
+        let now = clock.now()
+        let expired = connections.values.filter { ($0.expiryDeadline ?? .distantFuture) <= now }.map(\.connectionID).sorted()
+        guard !expired.isEmpty else { return [] }
+        try remove(expired, reason: .expired)
+        return expired
+    }
+
+    /// Removes expired connections until cancelled, waking at the earliest deadline and at least once a second
+    /// (so a newly allocated shorter TTL is noticed without a wake-up channel). Storage errors go to `reportError`
+    /// and the removal is retried on the next wake-up.
+    public func runExpiryTimer(reportError: @escaping @Sendable (TransportCommandError) -> Void = { _ in }) async {
+        while !Task.isCancelled {
+            do { try removeExpiredConnections() } catch { reportError(error) }
+            let now = clock.now()
+            let earliest = connections.values.compactMap(\.expiryDeadline).min() ?? .distantFuture
+            do { try await clock.sleep(until: min(earliest, now.addingTimeInterval(1))) } catch { return }
+        }
+    }
+
+    // MARK: - Registries
+
+    /// What the commands validate against.
+    public var currentRegistries: TransportRegistries { registries }
+
+    /// Replaces all registries at once (service start-up configuration).
+    public func setRegistries(_ newRegistries: TransportRegistries) throws(TransportCommandError) {
+        try updateRegistries { $0 = newRegistries }
+    }
+
+    public func setTLSEndpoint(_ endpoint: TLSEndpoint) throws(TransportCommandError) {
+        try updateRegistries {
+            $0.tlsEndpoints[TLSEndpointKey(fabricIndex: endpoint.fabricIndex, endpointID: endpoint.endpointID)] = endpoint
+        }
+    }
+
+    public func removeTLSEndpoint(fabricIndex: FabricIndex, endpointID: UInt16) throws(TransportCommandError) {
+        try updateRegistries { $0.tlsEndpoints[TLSEndpointKey(fabricIndex: fabricIndex, endpointID: endpointID)] = nil }
+    }
+
+    public func setZone(_ zone: MotionZone) throws(TransportCommandError) {
+        try updateRegistries { $0.zones[zone.zoneID] = zone }
+    }
+
+    public func removeZone(_ zoneID: UInt16) throws(TransportCommandError) {
+        try updateRegistries { $0.zones[zoneID] = nil }
+    }
+
+    public func setAllocatedVideoStream(_ stream: AllocatedVideoStream) throws(TransportCommandError) {
+        try updateRegistries { $0.videoStreams[stream.videoStreamID] = stream }
+    }
+
+    public func removeAllocatedVideoStream(_ videoStreamID: UInt16) throws(TransportCommandError) {
+        try updateRegistries { $0.videoStreams[videoStreamID] = nil }
+    }
+
+    public func setAllocatedAudioStream(_ stream: AllocatedAudioStream) throws(TransportCommandError) {
+        try updateRegistries { $0.audioStreams[stream.audioStreamID] = stream }
+    }
+
+    public func removeAllocatedAudioStream(_ audioStreamID: UInt16) throws(TransportCommandError) {
+        try updateRegistries { $0.audioStreams[audioStreamID] = nil }
+    }
+
+    /// Sets the privacy switches and cuts every running recording they now forbid.
+    public func setPrivacyModes(_ modes: PrivacyModes) throws(TransportCommandError) {
+        try updateRegistries { $0.privacyModes = modes }
+        for (connectionID, connection) in connections where modes.forbids(connection.transportOptions.streamUsage) {
+            cutRecording(connectionID, reason: .privacy)
+        }
+    }
+
+    /// A fabric left the node: its connections are deallocated (recordings ended) and its TLS endpoints forgotten.
+    public func removeFabric(_ fabric: FabricIndex) throws(TransportCommandError) {
+        let owned = connections(of: fabric).map(\.connectionID)
+        if !owned.isEmpty { try remove(owned, reason: .fabricRemoved) }
+        try updateRegistries { registries in
+            registries.tlsEndpoints = registries.tlsEndpoints.filter { $0.key.fabricIndex != fabric }
+        }
+    }
+
+    // MARK: - Internals
+
+    private func resolveAgainstRegistries(
+        _ request: TransportOptionsStruct, fabric: FabricIndex, replacing: UInt16?
+    ) throws(TransportCommandError) -> TransportOptionsStruct {
+        let others = connections.values.filter { $0.connectionID != replacing }
+        return try AllocationChecks(capabilities: capabilities, registries: registries, otherConnections: others)
+            .resolve(request, fabric: fabric)
+    }
+
+    private func checkRecorderSupport(_ options: TransportOptionsStruct) throws(TransportCommandError) {
+        try AllocationChecks(capabilities: capabilities, registries: registries, otherConnections: [])
+            .checkRecorderSupport(options)
+    }
+
+    private func connections(of fabric: FabricIndex) -> [StoredConnection] {
+        connections.values.filter { $0.fabricIndex == fabric }.sorted { $0.connectionID < $1.connectionID }
+    }
+
+    /// Looks a connection up as `fabric` sees it: another fabric's connection is indistinguishable from none.
+    private func connection(_ connectionID: UInt16, within fabric: FabricIndex) throws(TransportCommandError) -> StoredConnection {
+        guard connectionID <= 65534 else { throw .im(.constraintError, "connectionID: must be 0…65534") }
+        guard let connection = connections[connectionID], connection.fabricIndex == fabric else {
+            throw notFound(connectionID)
+        }
+        return connection
+    }
+
+    private func notFound(_ connectionID: UInt16) -> TransportCommandError {
+        .im(.notFound, "connectionID: no transport \(connectionID) in this fabric")
+    }
+
+    private func refuseIfUploadsPending(_ connectionID: UInt16) async throws(TransportCommandError) {
+        if await uploadsPending(connectionID) {
+            throw .im(.busy, "connectionID: transport \(connectionID) still has segments waiting to upload")
+        }
+    }
+
+    private func refuseIfPrivate(_ connection: StoredConnection) throws(TransportCommandError) {
+        if registries.privacyModes.forbids(connection.transportOptions.streamUsage) {
+            throw .im(.invalidInState, "connectionID: a privacy mode forbids \(connection.transportOptions.streamUsage) streams")
+        }
+    }
+
+    /// Runs a persistence write, mapping its failure to FAILURE so callers see a cluster answer.
+    private func write(_ body: () throws -> Void) throws(TransportCommandError) {
+        do { try body() } catch { throw .im(.failure, "storage: \(error)") }
+    }
+
+    private func updateRegistries(_ change: (inout TransportRegistries) -> Void) throws(TransportCommandError) {
+        var updated = registries
+        change(&updated)
+        guard updated != registries else { return }
+        try write { try persistence.save(registries: updated) }
+        registries = updated
+        changeBroadcast.send(.registriesChanged)
+    }
+
+    private func remove(_ connectionIDs: [UInt16], reason: DeallocationReason) throws(TransportCommandError) {
+        try write { try persistence.deleteConnections(connectionIDs) }
+        let cutReason: RecordingCutReason = switch reason {
+        case .command: .deallocated
+        case .expired: .expired
+        case .fabricRemoved: .fabricRemoved
+        }
+        for connectionID in connectionIDs {
+            cutRecording(connectionID, reason: cutReason)
+            connections[connectionID] = nil
+            changeBroadcast.send(.deallocated(connectionID: connectionID, reason: reason))
+        }
+    }
+
+    /// Lazy expiry for reads and commands. A failed delete leaves the connection in place; the next call (or
+    /// `runExpiryTimer`, which reports the error) retries it.
+    private func removeExpiredConnectionsRetryingLater() {
+        _ = try? removeExpiredConnections()
+    }
+
+    private func cutRecording(_ connectionID: UInt16, reason: RecordingCutReason) {
+        guard let recording = recordings[connectionID] else { return }
+        endRecording(connectionID, recording)
+        changeBroadcast.send(.recordingCut(connectionID: connectionID, sessionNumber: recording.sessionNumber, reason: reason))
+    }
+
+    private func endRecording(_ connectionID: UInt16, _ recording: ActiveRecording) {
+        recordings[connectionID] = nil
+        eventBroadcast.send(.pushTransportEnd(PushTransportEnd(
+            connectionID: connectionID, containerType: recording.containerType,
+            cmafSessionNumber: recording.containerType == .cmaf ? recording.sessionNumber : nil)))
+    }
+}
+
+/// The next connection ID after `last`: last + 1 (the first is 1), wrapping 65534 → 1 and skipping IDs in use;
+/// nil when every ID is taken. 0 is never issued: certification tests treat it as "no connection".
+public func nextConnectionID(after last: UInt16?, isInUse: (UInt16) -> Bool) -> UInt16? {
+    var candidate = min(last ?? 0, 65534)
+    for _ in 0..<65534 {
+        candidate = candidate == 65534 ? 1 : candidate + 1
+        if !isInUse(candidate) { return candidate }
+    }
+    return nil
+}
+
+extension TransportOptionsStruct {
+    /// These options with ExpiryTime cleared: what a recording depends on.
+    var ignoringExpiry: TransportOptionsStruct {
+        var copy = self
+        copy.expiryTime = nil
+        return copy
+    }
+}

@@ -1,1 +1,0 @@
-// Placeholder: the TransportModel module is built in its own issue.

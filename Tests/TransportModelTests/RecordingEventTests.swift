@@ -1,0 +1,166 @@
+import Foundation
+import Testing
+@testable import TransportModel
+
+/// The Begin/End contract between the server and the recorder. The timing sequences of TC-PAVST-2.12/2.13 need the
+/// clip timeline and are left to the integration tests; these are the model's half of them.
+@Suite("Recording events")
+struct RecordingEventTests {
+    private func activeTransport(_ options: TransportOptionsStruct, on server: PushAVStreamTransportServer) async throws -> UInt16 {
+        let id = try await server.allocatePushTransport(options, fabric: fabric1).connectionID
+        try await server.setTransportStatus(connectionID: id, transportStatus: .active, fabric: fabric1)
+        return id
+    }
+
+    @Test("One Begin and one End per recording; session numbers count up per connection")
+    func beginEndPairs() async throws {
+        let server = try makeServer()
+        let motion = try await activeTransport(motionOptions(), on: server)
+        let continuous = try await activeTransport(continuousOptions(), on: server)
+        let events = try await events(of: server) {
+            let first = try await server.recordingStarted(connectionID: motion, trigger: .motion)
+            let other = try await server.recordingStarted(connectionID: continuous, trigger: .continuous)
+            #expect(await server.recordingEnded(connectionID: motion, sessionNumber: first))
+            #expect(await server.recordingEnded(connectionID: motion, sessionNumber: first) == false, "a second End is refused")
+            let second = try await server.recordingStarted(connectionID: motion, trigger: .motion)
+            #expect([first, second, other] == [1, 2, 1])
+            #expect(await server.recordingEnded(connectionID: motion, sessionNumber: second))
+        }
+        #expect(events == [
+            .pushTransportBegin(.init(connectionID: motion, triggerType: .motion, containerType: .cmaf, cmafSessionNumber: 1)),
+            .pushTransportBegin(.init(connectionID: continuous, triggerType: .continuous, containerType: .cmaf, cmafSessionNumber: 1)),
+            .pushTransportEnd(.init(connectionID: motion, containerType: .cmaf, cmafSessionNumber: 1)),
+            .pushTransportBegin(.init(connectionID: motion, triggerType: .motion, containerType: .cmaf, cmafSessionNumber: 2)),
+            .pushTransportEnd(.init(connectionID: motion, containerType: .cmaf, cmafSessionNumber: 2)),
+        ])
+    }
+
+    @Test("Motion during a running clip is no new recording: a second start is refused and emits nothing")
+    func noSecondBegin() async throws {
+        let server = try makeServer()
+        let id = try await activeTransport(motionOptions(), on: server)
+        let events = try await events(of: server) {
+            _ = try await server.recordingStarted(connectionID: id, trigger: .motion)
+            await expectStatus(.invalidInState, field: "already recording") { () async throws(TransportCommandError) in
+                _ = try await server.recordingStarted(connectionID: id, trigger: .command(.userInitiated))
+            }
+        }
+        #expect(events.count == 1)
+    }
+
+    @Test("An Inactive transport records nothing: start refused, no Begin")
+    func inactive() async throws {
+        let server = try makeServer()
+        let id = try await server.allocatePushTransport(motionOptions(), fabric: fabric1).connectionID
+        let events = await events(of: server) {
+            await expectStatus(.cluster(.invalidTransportStatus), field: "Inactive") { () async throws(TransportCommandError) in
+                _ = try await server.recordingStarted(connectionID: id, trigger: .motion)
+            }
+        }
+        #expect(events.isEmpty)
+    }
+
+    @Test("A trigger that does not fit the transport is refused", arguments: [
+        (RecordingTrigger.motion, TransportTriggerTypeEnum.continuous),
+        (.continuous, .motion),
+        (.motion, .command),
+        (.command(.userInitiated), .continuous),
+    ])
+    func mismatchedTrigger(trigger: RecordingTrigger, transport: TransportTriggerTypeEnum) async throws {
+        let server = try makeServer()
+        let options = switch transport {
+        case .motion: motionOptions()
+        case .command: commandOptions()
+        default: continuousOptions()
+        }
+        let id = try await activeTransport(options, on: server)
+        await expectStatus(.cluster(.invalidTriggerType), field: "trigger") { () async throws(TransportCommandError) in
+            _ = try await server.recordingStarted(connectionID: id, trigger: trigger)
+        }
+    }
+
+    @Test("A manual trigger on a Motion transport begins as Command with its reason, once")
+    func manualOnMotion() async throws {
+        let server = try makeServer()
+        let id = try await activeTransport(motionOptions(), on: server)
+        let events = try await events(of: server) {
+            try await server.manuallyTriggerTransport(connectionID: id, activationReason: .userInitiated, fabric: fabric1)
+            _ = try await server.recordingStarted(connectionID: id, trigger: .command(.userInitiated))
+        }
+        #expect(events == [.pushTransportBegin(.init(
+            connectionID: id, triggerType: .command, activationReason: .userInitiated, containerType: .cmaf, cmafSessionNumber: 1))])
+    }
+
+    /// Each way the server can cut a running recording, as a command sequence.
+    enum Cut: String, CaseIterable, Sendable {
+        case inactive, modify, deallocate, expiry, privacy, fabricRemoved
+    }
+
+    @Test("A cut recording gets exactly one End, and the recorder's own End afterwards is a no-op", arguments: Cut.allCases)
+    func cut(_ cut: Cut) async throws {
+        let clock = ManualClock()
+        let server = try makeServer(clock: clock)
+        let id = try await activeTransport(continuousOptions(expiryTime: 60), on: server)
+        let changes = await server.changes()
+        let events = try await events(of: server) {
+            let session = try await server.recordingStarted(connectionID: id, trigger: .continuous)
+            switch cut {
+            case .inactive:
+                try await server.setTransportStatus(connectionID: id, transportStatus: .inactive, fabric: fabric1)
+            case .modify:
+                var options = continuousOptions(expiryTime: 60)
+                options.containerOptions.cmafContainerOptions?.segmentDuration = 8000
+                try await server.modifyPushTransport(connectionID: id, transportOptions: options, fabric: fabric1)
+            case .deallocate:
+                try await server.deallocatePushTransport(connectionID: id, fabric: fabric1)
+            case .expiry:
+                clock.advance(by: 61)
+                _ = await server.allConnections()
+            case .privacy:
+                try await server.setPrivacyModes(PrivacyModes(softRecordingPrivacyModeEnabled: true))
+            case .fabricRemoved:
+                try await server.removeFabric(fabric1)
+            }
+            #expect(await server.recordingEnded(connectionID: id, sessionNumber: session) == false)
+            #expect(await server.runningSessionNumber(connectionID: id) == nil)
+        }
+        #expect(events.compactMap(\.begin).count == 1)
+        #expect(events.compactMap(\.end) == [PushTransportEnd(connectionID: id, containerType: .cmaf, cmafSessionNumber: 1)])
+        let reason: RecordingCutReason = switch cut {
+        case .inactive: .transportInactive
+        case .modify: .modified
+        case .deallocate: .deallocated
+        case .expiry: .expired
+        case .privacy: .privacy
+        case .fabricRemoved: .fabricRemoved
+        }
+        #expect(await collect(changes).contains(.recordingCut(connectionID: id, sessionNumber: 1, reason: reason)))
+    }
+
+    @Test("A Modify that only changes ExpiryTime does not cut the recording")
+    func expiryOnlyModify() async throws {
+        let server = try makeServer()
+        let id = try await activeTransport(continuousOptions(expiryTime: 60), on: server)
+        let events = try await events(of: server) {
+            _ = try await server.recordingStarted(connectionID: id, trigger: .continuous)
+            try await server.modifyPushTransport(connectionID: id, transportOptions: continuousOptions(expiryTime: 600), fabric: fabric1)
+        }
+        #expect(events.compactMap(\.end).isEmpty)
+        #expect(await server.runningSessionNumber(connectionID: id) == 1)
+    }
+
+    @Test("Several consumers each receive every event")
+    func severalSubscribers() async throws {
+        let server = try makeServer()
+        let id = try await activeTransport(continuousOptions(), on: server)
+        let first = await server.events()
+        let second = await server.events()
+        let session = try await server.recordingStarted(connectionID: id, trigger: .continuous)
+        await server.recordingEnded(connectionID: id, sessionNumber: session)
+        await server.finishSubscriptions()
+        let a = await collect(first)
+        let b = await collect(second)
+        #expect(a.count == 2)
+        #expect(a == b)
+    }
+}

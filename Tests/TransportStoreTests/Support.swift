@@ -1,0 +1,83 @@
+import Foundation
+import Synchronization
+import Testing
+import TransportModel
+import TransportStore
+
+let fabric1: FabricIndex = 1
+let fabric2: FabricIndex = 2
+
+/// A wall clock moved by hand, shared across "restarts" the way the real clock is.
+final class ManualClock: TransportClock {
+    private let current: Mutex<Date>
+
+    init(_ start: Date = Date(timeIntervalSince1970: 1_750_000_000)) { current = Mutex(start) }
+
+    func now() -> Date { current.withLock { $0 } }
+
+    func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+
+    func sleep(until deadline: Date) async throws {
+        try Task.checkCancellation()
+        current.withLock { $0 = max($0, deadline) }
+    }
+}
+
+/// A fresh directory under the system temp dir, removed when the test's closure returns.
+func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async rethrows -> T {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("transport-store-\(UUID().uuidString)")
+    try! FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    return try await body(directory)
+}
+
+let testRegistries = TransportRegistries(
+    tlsEndpoints: [
+        TLSEndpoint(fabricIndex: fabric1, endpointID: 1, hostname: "localhost", port: 1234, caCertificate: Data([0x30, 0x82, 0x01, 0x0A]),
+                    clientCertificateChain: [Data([0x30, 1]), Data([0x30, 2]), Data([0x30, 3])], privateKey: Data([0x04] + Array(repeating: 0xAB, count: 64))),
+        TLSEndpoint(fabricIndex: fabric2, endpointID: 1, hostname: "ingest.example", port: 443, caCertificate: Data([0x30]),
+                    clientCertificateChain: [], privateKey: Data([0x05])),
+    ],
+    zones: [MotionZone(zoneID: 1, name: "Zone1", vertices: [.init(x: 10, y: 10), .init(x: 20, y: 10), .init(x: 20, y: 20), .init(x: 10, y: 20)])],
+    videoStreams: [AllocatedVideoStream(videoStreamID: 10, keyFrameInterval: 4000, streamUsage: .recording, maxBitRate: 2_000_000)],
+    audioStreams: [AllocatedAudioStream(audioStreamID: 20, codec: .aacLC, streamUsage: .recording, bitRate: 64_000)])
+
+func openServer(_ store: TransportStore, clock: ManualClock) throws -> PushAVStreamTransportServer {
+    try PushAVStreamTransportServer(capabilities: TransportCapabilities(maxZones: 3), persistence: store, clock: clock)
+}
+
+/// TC_PAVST_2_14's allocation: Continuous, CMAF Interface-1, ExpiryTime 3600.
+func continuousOptions(expiryTime: UInt32? = 3600) -> TransportOptionsStruct {
+    TransportOptionsStruct(
+        streamUsage: .recording, videoStreamID: .value(10), audioStreamID: .value(20), tlsEndpointID: 1,
+        url: "https://localhost:1234/streams/1/", triggerOptions: TransportTriggerOptionsStruct(triggerType: .continuous),
+        containerOptions: ContainerOptionsStruct(cmafContainerOptions: CMAFContainerOptionsStruct(
+            segmentDuration: 4000, chunkDuration: 0, sessionGroup: 3, trackName: " ")),
+        expiryTime: expiryTime)
+}
+
+func motionOptions() -> TransportOptionsStruct {
+    var options = continuousOptions(expiryTime: nil)
+    options.triggerOptions = TransportTriggerOptionsStruct(
+        triggerType: .motion, motionZones: .value([.init(zone: .null), .init(zone: .value(1))]), motionSensitivity: .null,
+        motionTimeControl: .init(initialDuration: 5, augmentationDuration: 2, maxDuration: 15, blindDuration: 3), maxPreRollLen: 4000)
+    options.videoStreamID = nil
+    options.audioStreamID = nil
+    options.videoStreams = [VideoStreamStruct(videoStreamName: "front", videoStreamID: 10)]
+    return options
+}
+
+func sortedJSON<T: Encodable>(_ value: T) throws -> Data {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    return try encoder.encode(value)
+}
+
+func sqlite(_ path: String, _ sql: String) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+    process.arguments = [path, sql]
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "sqlite3 \(sql)")
+}
