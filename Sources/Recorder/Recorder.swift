@@ -17,6 +17,8 @@ public struct RecordingOptions: Sendable {
     public var firstSession = 1
     /// Demuxer/protocol options (e.g. `rtsp_transport=tcp`).
     public var inputOptions: [String: String] = [:]
+    /// Receives every init segment, chunk and finished segment as it is written (see ``RecordingEvent``).
+    public var events: (@Sendable (RecordingEvent) -> Void)? = nil
 
     public init(output: URL) { self.output = output }
 }
@@ -107,7 +109,7 @@ struct ContinuousRecording {
                                           videoTrackName: options.videoTrackName, audioTrackName: options.audioTrackName),
                     start: t, video: video, videoCodec: videoStream.codec, frameRate: videoStream.frameRate,
                     audio: audio, audioCodec: audioStream?.codec, segmentDuration: options.segmentDuration,
-                    chunkDuration: options.chunkDuration, writeClip: options.writeClips)
+                    chunkDuration: options.chunkDuration, writeClip: options.writeClips, emit: options.events)
                 for early in earlyAudio { try session?.writeAudio(early) }
                 earlyAudio.removeAll()
             }
@@ -152,6 +154,7 @@ struct ContinuousRecording {
             var record = try session.finish(at: nil, reason: failure == nil ? "endOfInput" : "inputError")
             record.rebase(to: origin ?? session.start)
             report.sessions.append(record)
+            options.events?(.sessionFinished(record))
         }
         if let failure {
             report.error = "\(failure)"

@@ -27,18 +27,21 @@ final class SessionWriter {
     private var videoEndTicks: Int64 = 0
     private var clip: ClipSink?
     private let files: SegmentFileWriter
+    private let emit: (@Sendable (RecordingEvent) -> Void)?
 
     init(
         layout: SessionLayout, start: MediaTime, video: any TrackConditioner, videoCodec: String, frameRate: Double?,
         audio: (any TrackConditioner)?, audioCodec: String?, segmentDuration: MediaTime, chunkDuration: MediaTime?,
-        writeClip: Bool
+        writeClip: Bool, emit: (@Sendable (RecordingEvent) -> Void)? = nil
     ) throws {
+        self.emit = emit
+        emit?(.sessionStarted(session: layout.session, start: start.seconds))
         self.layout = layout
         self.start = start
         files = SegmentFileWriter(root: layout.root)
         planner = SegmentPlanner(segmentDuration: segmentDuration, chunkDuration: chunkDuration)
         self.video = try TrackOutput(role: .video, conditioner: video, sourceCodec: videoCodec, start: start,
-                                     layout: layout, files: files)
+                                     layout: layout, files: files, emit: emit)
         let ts = self.video.muxer.timeBase
         let fps = (frameRate ?? 0) > 0 ? frameRate! : 30
         videoFrameDuration = max(1, Int64((Double(ts.den) / Double(ts.num) / fps).rounded()))
@@ -124,7 +127,7 @@ final class SessionWriter {
     private func audioTrack(_ source: any TrackConditioner) throws -> TrackOutput {
         if let audio { return audio }
         let track = try TrackOutput(role: .audio, conditioner: source, sourceCodec: audioCodec ?? "unknown",
-                                    start: start, layout: layout, files: files)
+                                    start: start, layout: layout, files: files, emit: emit)
         audio = track
         return track
     }

@@ -16,6 +16,7 @@ final class TrackOutput {
     let originTicks: Int64
     private let layout: SessionLayout
     private let files: SegmentFileWriter
+    private let emit: (@Sendable (RecordingEvent) -> Void)?
     private(set) var segments: [SegmentRecord] = []
     private var openBytes: [UInt8] = []
     private var openChunks = 0
@@ -26,8 +27,9 @@ final class TrackOutput {
 
     init(
         role: MediaTrackRole, conditioner: any TrackConditioner, sourceCodec: String, start: MediaTime,
-        layout: SessionLayout, files: SegmentFileWriter
+        layout: SessionLayout, files: SegmentFileWriter, emit: (@Sendable (RecordingEvent) -> Void)?
     ) throws {
+        self.emit = emit
         self.role = role
         self.layout = layout
         self.files = files
@@ -42,6 +44,8 @@ final class TrackOutput {
         muxer = try CMAFTrackMuxer(parameters: conditioner.outputParameters(), kind: role == .video ? .video : .audio,
                                    timescale: timescale)
         try files.write(muxer.initSegment, to: layout.initPath(role))
+        emit?(.initSegment(session: layout.session, track: layout.trackName(role), path: layout.initPath(role),
+                           bytes: muxer.initSegment))
     }
 
     var timescale: Int { Int(muxer.timeBase.den) }
@@ -66,14 +70,17 @@ final class TrackOutput {
     /// Closes the open chunk; with `endSegment` also writes the segment file.
     func cut(endSegment: Bool, final: Bool = false) throws {
         let bytes = final ? try muxer.finish() : try muxer.cut()
+        let number = segments.count + 1
         if !bytes.isEmpty {
             openBytes += bytes
             openChunks += 1
+            emit?(.chunk(session: layout.session, track: layout.trackName(role), number: 1000 + number, bytes: bytes))
         }
         guard endSegment || final, openSamples > 0 else { return }
-        let number = segments.count + 1
         let path = layout.segmentPath(role, number: number)
         try files.write(openBytes, to: path)
+        emit?(.segmentFinished(session: layout.session, track: layout.trackName(role), number: 1000 + number,
+                               path: path, bytes: openBytes))
         let scale = Double(muxer.timeBase.den) / Double(muxer.timeBase.num)
         let start = openStart ?? 0
         segments.append(SegmentRecord(

@@ -1,0 +1,13 @@
+/// What a recording emits while it writes, in order, from the media thread. Uploaders subscribe to stream segments
+/// chunk by chunk (low latency) instead of waiting for files. Handlers must return quickly (hand the value to an
+/// `AsyncStream` or a queue); they run on the thread that reads the camera.
+public enum RecordingEvent: Sendable {
+    case sessionStarted(session: Int, start: Double)
+    /// A track's CMAF header, written to `path` (relative to the output directory).
+    case initSegment(session: Int, track: String, path: String, bytes: [UInt8])
+    /// One CMAF chunk (moof + mdat, with its prft) of the open segment `number` (1001, 1002, …), as soon as it is cut.
+    case chunk(session: Int, track: String, number: Int, bytes: [UInt8])
+    /// Segment `number` is complete and written to `path`; `bytes` is the whole segment (all its chunks).
+    case segmentFinished(session: Int, track: String, number: Int, path: String, bytes: [UInt8])
+    case sessionFinished(SessionRecord)
+}
