@@ -13,6 +13,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        // Ingest (issue 5): HTTPS PUT uploader with mutual TLS, and the reference ingest server.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // FFmpeg 5.1 from Debian (libavformat-dev, libavcodec-dev, libavutil-dev, libswscale-dev; libswresample-dev
@@ -45,10 +52,36 @@ let package = Package(
             name: "TransportStore",
             dependencies: ["TransportModel", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        // Durable spool (GRDB journal) and the HTTPS PUT uploader (AsyncHTTPClient, mutual TLS). No server code.
+        .target(
+            name: "Ingest",
+            dependencies: [
+                "TransportModel",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // `pushav receive`: the reference CMAF ingest endpoint (Hummingbird, HTTPS with client certificates).
+        .target(
+            name: "IngestServer",
+            dependencies: [
+                "CMAF",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "pushav",
             dependencies: [
-                "Recorder", "CMAF", "MediaIO",
+                "Recorder", "CMAF", "MediaIO", "Ingest", "IngestServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -60,5 +93,20 @@ let package = Package(
         .testTarget(name: "RecorderTests", dependencies: ["Recorder", "CMAF", "MediaIO", "pushav"]),
         .testTarget(name: "TransportModelTests", dependencies: ["TransportModel", "Timeline"]),
         .testTarget(name: "TransportStoreTests", dependencies: ["TransportStore", "TransportModel"]),
+        .testTarget(
+            name: "IngestTests",
+            dependencies: [
+                "Ingest", "IngestServer", "CMAF", "Recorder", "MediaIO",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
     ]
 )

@@ -15,6 +15,6 @@ struct PushAV: AsyncParsableCommand {
               pushav record camera.ts --out out --trigger continuous --segment-duration 2000 --chunk-duration 500 --json
               pushav inspect out/session_1/video/video.init out/session_1/video/segment_*.m4s
             """,
-        subcommands: [RecordCommand.self, InspectCommand.self]
+        subcommands: [RecordCommand.self, InspectCommand.self, ReceiveCommand.self, UploadCommand.self]
     )
 }

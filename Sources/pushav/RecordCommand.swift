@@ -55,6 +55,8 @@ struct RecordCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Log what happens (to stderr).")
     var verbose = false
 
+    @OptionGroup(title: "Upload") var push: PushOptions
+
     func validate() throws {
         guard (100...60_000).contains(segmentDuration) else {
             throw ValidationError("--segment-duration must be 100…60000 ms, got \(segmentDuration)")
@@ -70,6 +72,7 @@ struct RecordCommand: AsyncParsableCommand {
         options.segmentDuration = .milliseconds(Int64(segmentDuration))
         options.chunkDuration = chunkDuration > 0 ? .milliseconds(Int64(chunkDuration)) : nil
         options.includeAudio = !noAudio
+        let upload = try RecordingUpload.start(push, options: &options, logger: logger)
         let progressLine = ProgressLine(enabled: !json)
         let report: RecordingReport
         do {
@@ -85,6 +88,7 @@ struct RecordCommand: AsyncParsableCommand {
             throw CLIError("\(error)")
         }
         progressLine.clear()
+        try await upload?.finish()
         try ReportFile.write(report, to: options.output)
         if json {
             print(try ReportFile.encode(report))

@@ -1,0 +1,11 @@
+/// What a recording hands to the uploader, in the order it happens (mirrors the recorder's `RecordingEvent`, so
+/// this module needs no FFmpeg).
+public enum IngestEvent: Sendable {
+    /// A track's CMAF header.
+    case header(session: Int, track: String, bytes: [UInt8])
+    /// One CMAF chunk of the open segment `number`, as soon as it is cut (low-latency streaming).
+    case chunk(session: Int, track: String, number: Int, bytes: [UInt8])
+    /// Segment `number` is complete: all its bytes.
+    case segment(session: Int, track: String, number: Int, bytes: [UInt8])
+    case sessionFinished(session: Int)
+}

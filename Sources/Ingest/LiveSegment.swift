@@ -1,0 +1,54 @@
+import NIOCore
+import Synchronization
+
+/// A segment still being muxed: its chunks so far, and at most one request body that receives the rest as they
+/// are cut. Lets a PUT start with the first chunk instead of waiting for the whole segment.
+final class LiveSegment: Sendable {
+    let object: UploadObject
+    private let state = Mutex(State())
+
+    private struct State {
+        var chunks: [ByteBuffer] = []
+        var finished = false
+        var streamed = false
+        var continuation: AsyncStream<ByteBuffer>.Continuation?
+    }
+
+    init(object: UploadObject) {
+        self.object = object
+    }
+
+    func append(_ bytes: [UInt8]) {
+        let buffer = ByteBuffer(bytes: bytes)
+        state.withLock { state in
+            state.chunks.append(buffer)
+            state.continuation?.yield(buffer)
+        }
+    }
+
+    func finish() {
+        state.withLock { state in
+            state.finished = true
+            state.continuation?.finish()
+            state.continuation = nil
+        }
+    }
+
+    /// Whether a body was already handed out (a live segment is streamed at most once; retries use the spool).
+    var wasStreamed: Bool { state.withLock { $0.streamed } }
+
+    /// The chunks so far, then each new one, ending when the segment is finished.
+    func makeBody() -> AsyncStream<ByteBuffer> {
+        AsyncStream(bufferingPolicy: .unbounded) { continuation in
+            state.withLock { state in
+                state.streamed = true
+                for chunk in state.chunks { continuation.yield(chunk) }
+                if state.finished {
+                    continuation.finish()
+                } else {
+                    state.continuation = continuation
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,312 @@
+import Foundation
+import GRDB
+import Logging
+import Metrics
+
+/// A spooled object: where its bytes are and how often upload was tried.
+public struct SpoolEntry: Sendable, Hashable {
+    public var connection: String
+    public var object: UploadObject
+    public var bytes: Int
+    public var createdAt: Date
+    public var attempts: Int
+    public var delivered: Bool
+}
+
+/// What the spool holds, for metrics, logs and the transport model's BUSY answer.
+public struct SpoolStatistics: Sendable, Hashable {
+    /// Objects not yet delivered.
+    public var queueDepth: Int
+    /// Bytes on disk (undelivered objects plus headers kept for 412 resends).
+    public var bytes: Int
+    /// Age of the oldest undelivered object, in seconds (0 when empty).
+    public var oldestAge: Double
+    /// Whole sessions evicted since this spool was opened.
+    public var evictions: Int
+}
+
+/// The durable upload queue: every CMAF object is written and fsync'd under `directory/objects/` and journalled in
+/// SQLite (WAL, synchronous=FULL) before upload is attempted, so a `kill -9` loses at most what was not yet handed
+/// over. Bounded by bytes: when full, whole oldest sessions (clips) are evicted, logged and counted. Thread-safe.
+public final class SegmentSpool: Sendable {
+    public let directory: URL
+    public let capacity: Int
+    private let database: DatabasePool
+    private let logger: Logger
+    private let evictionCounter = Counter(label: "pushav_spool_evictions_total")
+    private let evictedBytesCounter = Counter(label: "pushav_spool_evicted_bytes_total")
+    private let depthGauge = Gauge(label: "pushav_upload_queue_depth")
+    private let bytesGauge = Gauge(label: "pushav_upload_queue_bytes")
+    private let oldestGauge = Gauge(label: "pushav_upload_oldest_age_seconds")
+
+    /// Opens (or creates) the spool and drops journal rows whose file vanished and files no row mentions (a crash
+    /// between rename and journal insert leaves such an orphan; it was never handed to the uploader).
+    public init(directory: URL, capacity: Int = 1 << 30, logger: Logger = Logger(label: "pushav.spool")) throws {
+        self.directory = directory
+        self.capacity = capacity
+        self.logger = logger
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("objects"), withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            // WAL alone survives kill -9; FULL also makes each commit survive power loss.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        database = try DatabasePool(path: directory.appendingPathComponent("journal.sqlite").path, configuration: configuration)
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE object (
+                    connection TEXT NOT NULL, session INTEGER NOT NULL, track TEXT NOT NULL, number INTEGER NOT NULL,
+                    bytes INTEGER NOT NULL, created REAL NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+                    delivered INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (connection, session, track, number));
+                CREATE TABLE session (
+                    connection TEXT NOT NULL, session INTEGER NOT NULL, finished INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (connection, session));
+                CREATE TABLE counter (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                """)
+        }
+        try migrator.migrate(database)
+        try recover()
+        publishMetrics()
+    }
+
+    // MARK: - Writing
+
+    /// Writes `bytes` durably, then journals them. Returns only when both are on disk. May evict older sessions.
+    public func store(_ bytes: [UInt8], for object: UploadObject, connection: String, now: Date = Date()) throws {
+        try DurableFile.write(bytes, to: fileURL(connection: connection, object: object))
+        try database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO object (connection, session, track, number, bytes, created, attempts, delivered)
+                    VALUES (?, ?, ?, ?, ?, ?, 0, 0)
+                    """,
+                arguments: [connection, object.session, object.track, object.number, bytes.count, now.timeIntervalSince1970])
+            try db.execute(sql: "INSERT OR IGNORE INTO session (connection, session) VALUES (?, ?)",
+                           arguments: [connection, object.session])
+            try db.execute(sql: """
+                INSERT INTO counter (name, value) VALUES (?, ?)
+                ON CONFLICT(name) DO UPDATE SET value = max(value, excluded.value)
+                """, arguments: ["session:" + connection, object.session])
+        }
+        try evictIfFull(keeping: SessionKey(connection: connection, session: object.session))
+        publishMetrics()
+    }
+
+    /// The next session number for `connection`: session numbers start at 1 and only ever increase (persisted).
+    public func nextSessionNumber(connection: String) throws -> Int {
+        try database.read { db in
+            try Int.fetchOne(db, sql: "SELECT value FROM counter WHERE name = ?", arguments: ["session:" + connection])
+        }.map { $0 + 1 } ?? 1
+    }
+
+    /// Marks a session complete: once its objects are delivered, its headers are no longer needed for 412 resends.
+    public func finishSession(_ session: Int, connection: String) throws {
+        try database.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO session (connection, session, finished) VALUES (?, ?, 1)",
+                           arguments: [connection, session])
+        }
+        try pruneHeaders(connection: connection)
+    }
+
+    // MARK: - Reading
+
+    /// The oldest undelivered object of `track`, in upload order (session, header, segment number).
+    public func nextPending(connection: String, track: String) throws -> SpoolEntry? {
+        try database.read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT * FROM object WHERE connection = ? AND track = ? AND delivered = 0
+                ORDER BY session, number LIMIT 1
+                """, arguments: [connection, track]).map(Self.entry)
+        }
+    }
+
+    /// Tracks with anything spooled for `connection` (replayed at start-up).
+    public func tracks(connection: String) throws -> [String] {
+        try database.read { db in
+            try String.fetchAll(db, sql: "SELECT DISTINCT track FROM object WHERE connection = ? AND delivered = 0 ORDER BY track",
+                                arguments: [connection])
+        }
+    }
+
+    /// Whether anything is waiting for `connection`: the transport model answers BUSY while this is true.
+    public func isBusy(connection: String) throws -> Bool {
+        try database.read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM object WHERE connection = ? AND delivered = 0)",
+                              arguments: [connection]) ?? false
+        }
+    }
+
+    public func entry(connection: String, object: UploadObject) throws -> SpoolEntry? {
+        try database.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM object WHERE connection = ? AND session = ? AND track = ? AND number = ?",
+                             arguments: [connection, object.session, object.track, object.number]).map(Self.entry)
+        }
+    }
+
+    /// The spooled bytes of an object.
+    public func bytes(connection: String, object: UploadObject) throws -> [UInt8] {
+        Array(try Data(contentsOf: fileURL(connection: connection, object: object)))
+    }
+
+    public func statistics(now: Date = Date()) throws -> SpoolStatistics {
+        try database.read { db in
+            let row = try Row.fetchOne(db, sql: """
+                SELECT (SELECT count(*) FROM object WHERE delivered = 0) AS depth,
+                       (SELECT coalesce(sum(bytes), 0) FROM object) AS bytes,
+                       (SELECT min(created) FROM object WHERE delivered = 0) AS oldest,
+                       (SELECT coalesce(max(value), 0) FROM counter WHERE name = 'evictions') AS evictions
+                """)!
+            let oldest: Double? = row["oldest"]
+            return SpoolStatistics(queueDepth: row["depth"], bytes: row["bytes"],
+                                   oldestAge: oldest.map { max(0, now.timeIntervalSince1970 - $0) } ?? 0,
+                                   evictions: row["evictions"])
+        }
+    }
+
+    // MARK: - Upload bookkeeping
+
+    public func recordAttempt(connection: String, object: UploadObject) throws {
+        try database.write { db in
+            try db.execute(sql: "UPDATE object SET attempts = attempts + 1 WHERE connection = ? AND session = ? AND track = ? AND number = ?",
+                           arguments: [connection, object.session, object.track, object.number])
+        }
+    }
+
+    /// A delivered segment leaves the spool; a delivered header stays until its session is finished and drained.
+    public func markDelivered(connection: String, object: UploadObject) throws {
+        try database.write { db in
+            if object.isHeader {
+                try db.execute(sql: "UPDATE object SET delivered = 1 WHERE connection = ? AND session = ? AND track = ? AND number = 0",
+                               arguments: [connection, object.session, object.track])
+            } else {
+                try db.execute(sql: "DELETE FROM object WHERE connection = ? AND session = ? AND track = ? AND number = ?",
+                               arguments: [connection, object.session, object.track, object.number])
+            }
+        }
+        if !object.isHeader {
+            try? FileManager.default.removeItem(at: fileURL(connection: connection, object: object))
+        }
+        try pruneHeaders(connection: connection)
+        publishMetrics()
+    }
+
+    // MARK: - Internals
+
+    private struct SessionKey: Hashable {
+        var connection: String
+        var session: Int
+    }
+
+    private static func entry(_ row: Row) -> SpoolEntry {
+        SpoolEntry(connection: row["connection"],
+                   object: UploadObject(session: row["session"], track: row["track"], number: row["number"]),
+                   bytes: row["bytes"], createdAt: Date(timeIntervalSince1970: row["created"]),
+                   attempts: row["attempts"], delivered: row["delivered"])
+    }
+
+    private func fileURL(connection: String, object: UploadObject) -> URL {
+        directory.appendingPathComponent("objects").appendingPathComponent(Self.safeName(connection))
+            .appendingPathComponent(object.relativePath)
+    }
+
+    /// Connection labels may be URLs; the directory name keeps only safe characters (plus a hash of the original).
+    static func safeName(_ connection: String) -> String {
+        let kept = String(connection.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) ? Character($0) : "_" }.prefix(48))
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: a stable name across runs (Hasher is seeded per process)
+        for byte in connection.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return kept + "-" + String(hash, radix: 16)
+    }
+
+    /// Headers of finished sessions whose segments are all delivered are no longer needed.
+    private func pruneHeaders(connection: String) throws {
+        let done: [UploadObject] = try database.write { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT o.session, o.track FROM object o JOIN session s ON s.connection = o.connection AND s.session = o.session
+                WHERE o.connection = ? AND o.number = 0 AND o.delivered = 1 AND s.finished = 1
+                  AND NOT EXISTS (SELECT 1 FROM object p WHERE p.connection = o.connection AND p.session = o.session
+                                  AND p.track = o.track AND p.delivered = 0)
+                """, arguments: [connection])
+            let headers = rows.map { UploadObject.header(session: $0["session"], track: $0["track"]) }
+            for header in headers {
+                try db.execute(sql: "DELETE FROM object WHERE connection = ? AND session = ? AND track = ? AND number = 0",
+                               arguments: [connection, header.session, header.track])
+            }
+            return headers
+        }
+        for header in done {
+            try? FileManager.default.removeItem(at: fileURL(connection: connection, object: header))
+        }
+    }
+
+    /// Evicts whole sessions, oldest first, while over capacity, never the session being written.
+    private func evictIfFull(keeping current: SessionKey) throws {
+        while true {
+            let victim: (SessionKey, Int, Int)? = try database.read { db in
+                let total = try Int.fetchOne(db, sql: "SELECT coalesce(sum(bytes), 0) FROM object") ?? 0
+                guard total > capacity else { return nil }
+                guard let row = try Row.fetchOne(db, sql: """
+                    SELECT connection, session, sum(bytes) AS bytes, count(*) AS objects FROM object
+                    WHERE NOT (connection = ? AND session = ?)
+                    GROUP BY connection, session ORDER BY min(created) LIMIT 1
+                    """, arguments: [current.connection, current.session])
+                else { return nil }
+                return (SessionKey(connection: row["connection"], session: row["session"]), row["bytes"], row["objects"])
+            }
+            guard let (session, bytes, objects) = victim else { return }
+            try database.write { db in
+                try db.execute(sql: "DELETE FROM object WHERE connection = ? AND session = ?", arguments: [session.connection, session.session])
+                try db.execute(sql: """
+                    INSERT INTO counter (name, value) VALUES ('evictions', 1)
+                    ON CONFLICT(name) DO UPDATE SET value = value + 1
+                    """)
+            }
+            try? FileManager.default.removeItem(
+                at: directory.appendingPathComponent("objects").appendingPathComponent(Self.safeName(session.connection))
+                    .appendingPathComponent("session_\(session.session)"))
+            evictionCounter.increment()
+            evictedBytesCounter.increment(by: bytes)
+            logger.warning("spool full: evicted a whole session", metadata: [
+                "connection": "\(session.connection)", "session": "\(session.session)", "objects": "\(objects)",
+                "bytes": "\(bytes)", "capacity": "\(capacity)",
+            ])
+        }
+    }
+
+    /// Start-up replay check: journal rows need their file; stray files (never journalled) are removed.
+    private func recover() throws {
+        let entries = try database.read { db in try Row.fetchAll(db, sql: "SELECT * FROM object").map(Self.entry) }
+        var expected = Set<String>()
+        for entry in entries {
+            let url = fileURL(connection: entry.connection, object: entry.object)
+            if FileManager.default.fileExists(atPath: url.path) {
+                expected.insert(url.standardizedFileURL.path)
+            } else {
+                logger.error("spool journal names a missing file; dropping the entry", metadata: ["object": "\(entry.object)"])
+                try database.write { db in
+                    try db.execute(sql: "DELETE FROM object WHERE connection = ? AND session = ? AND track = ? AND number = ?",
+                                   arguments: [entry.connection, entry.object.session, entry.object.track, entry.object.number])
+                }
+            }
+        }
+        let root = directory.appendingPathComponent("objects")
+        guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey]) else { return }
+        var strays = 0
+        for case let url as URL in walker where (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+            if !expected.contains(url.standardizedFileURL.path) {
+                try? FileManager.default.removeItem(at: url)
+                strays += 1
+            }
+        }
+        let pending = entries.filter { !$0.delivered }.count
+        logger.info("spool opened", metadata: ["directory": "\(directory.path)", "pending": "\(pending)", "strays": "\(strays)"])
+    }
+
+    private func publishMetrics() {
+        guard let statistics = try? statistics() else { return }
+        depthGauge.record(statistics.queueDepth)
+        bytesGauge.record(statistics.bytes)
+        oldestGauge.record(statistics.oldestAge)
+    }
+}

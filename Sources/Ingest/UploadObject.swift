@@ -1,0 +1,131 @@
+/// One object of the Matter Push AV upload layout: a track's CMAF header or one of its numbered segments.
+public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// CMAF segments are numbered from 1001 per track and session (reference "Segments").
+    public static let firstSegmentNumber = 1001
+
+    public var session: Int
+    public var track: String
+    /// 0 for the CMAF header (`<track>.init`), else the segment number (1001, 1002, …).
+    public var number: Int
+
+    public init(session: Int, track: String, number: Int) {
+        self.session = session
+        self.track = track
+        self.number = number
+    }
+
+    public static func header(session: Int, track: String) -> UploadObject {
+        UploadObject(session: session, track: track, number: 0)
+    }
+
+    public var isHeader: Bool { number == 0 }
+
+    /// `session_<N>/<track>/<track>.init` or `session_<N>/<track>/segment_<NNNN>.m4s`, relative to the URL.
+    public var relativePath: String {
+        let file = isHeader ? "\(track).init" : "segment_\(Self.padded(number)).m4s"
+        return "session_\(session)/\(track)/\(file)"
+    }
+
+    public var contentType: String { isHeader ? "video/mp4" : "video/iso.segment" }
+
+    /// Upload order within one track: by session, the header before its segments, segments by number.
+    public static func < (a: UploadObject, b: UploadObject) -> Bool {
+        (a.session, a.number) < (b.session, b.number)
+    }
+
+    /// The object that must be delivered right before this one on its track, if it belongs to the same session.
+    public var predecessor: UploadObject? {
+        if isHeader { return nil }
+        return number == Self.firstSegmentNumber
+            ? .header(session: session, track: track)
+            : UploadObject(session: session, track: track, number: number - 1)
+    }
+
+    public var description: String { relativePath }
+
+    static func padded(_ number: Int) -> String {
+        let digits = String(number)
+        return digits.count >= 4 ? digits : String(repeating: "0", count: 4 - digits.count) + digits
+    }
+}
+
+/// A request path an ingest endpoint received, checked against the Matter layout
+/// `[prefix/]session_<N>/<track>/(<track>.init|segment_<NNNN>.m4s)`.
+public struct IngestPath: Hashable, Sendable {
+    /// Directories before `session_<N>` (a publishing point such as `ingest/camera-1`), possibly empty.
+    public var prefix: [String]
+    public var object: UploadObject
+
+    /// Why a path is refused.
+    public enum Rejection: Error, Hashable, Sendable, CustomStringConvertible {
+        case traversal(String)
+        case layout(String)
+
+        public var description: String {
+            switch self {
+            case .traversal(let why): "path traversal refused: \(why)"
+            case .layout(let why): "path does not follow session_<N>/<track>/(<track>.init|segment_<NNNN>.m4s): \(why)"
+            }
+        }
+    }
+
+    /// Parses a URL path (leading `/` optional). Percent escapes, `.`/`..` components, empty components and
+    /// characters outside `[A-Za-z0-9._-]` are refused before anything touches the file system.
+    public static func parse(_ rawPath: String) throws(Rejection) -> IngestPath {
+        var path = Substring(rawPath)
+        if path.hasPrefix("/") { path = path.dropFirst() }
+        if path.contains("%") { throw .traversal("percent-encoded characters are not accepted") }
+        if path.contains("\\") || path.contains("\0") { throw .traversal("backslash or NUL in path") }
+        let components = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        for component in components {
+            if component == "." || component == ".." { throw .traversal("'\(component)' component") }
+            if component.isEmpty { throw .layout("empty path component") }
+            if component.hasPrefix(".") { throw .traversal("hidden component '\(component)'") }
+            guard component.utf8.allSatisfy(isSafeByte) else { throw .layout("unsupported character in '\(component)'") }
+        }
+        guard components.count >= 3 else { throw .layout("needs at least session_<N>/<track>/<file>") }
+        let file = components[components.count - 1]
+        let track = components[components.count - 2]
+        let sessionName = components[components.count - 3]
+        guard sessionName.hasPrefix("session_"), let session = Int(sessionName.dropFirst(8)), session >= 0,
+              sessionName.dropFirst(8).allSatisfy(\.isASCIIDigit)
+        else { throw .layout("'\(sessionName)' is not session_<N>") }
+        guard (1...64).contains(track.count) else { throw .layout("track name length") }
+        let number: Int
+        if file == "\(track).init" {
+            number = 0
+        } else if file.hasPrefix("segment_"), file.hasSuffix(".m4s") {
+            let digits = file.dropFirst(8).dropLast(4)
+            guard digits.count >= 4, digits.allSatisfy(\.isASCIIDigit), let value = Int(digits), value > 0 else {
+                throw .layout("'\(file)' is not segment_<NNNN>.m4s")
+            }
+            number = value
+        } else {
+            throw .layout("'\(file)' is neither \(track).init nor segment_<NNNN>.m4s")
+        }
+        return IngestPath(prefix: Array(components.dropLast(3)),
+                          object: UploadObject(session: session, track: track, number: number))
+    }
+
+    /// The path relative to the receiver's root.
+    public var relativePath: String { (prefix + [object.relativePath]).joined(separator: "/") }
+
+    /// The header this object needs before it can be accepted.
+    public var headerPath: String {
+        (prefix + [UploadObject.header(session: object.session, track: object.track).relativePath]).joined(separator: "/")
+    }
+
+    private static func isSafeByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            true
+        default:
+            false
+        }
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+}

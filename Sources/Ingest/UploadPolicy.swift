@@ -1,0 +1,108 @@
+/// How the uploader waits, times out and gives up. Defaults follow DASH-IF ingest §"Failure behaviour" and our
+/// reference ("Upload"): backoff 1 s → 60 s with jitter, connect timeout about one segment duration.
+public struct UploadPolicy: Sendable, Hashable {
+    /// First retry delay.
+    public var initialBackoff: Duration = .seconds(1)
+    /// Largest retry delay.
+    public var maximumBackoff: Duration = .seconds(60)
+    /// Fraction of each delay that is randomised (0 = none, 1 = "full jitter"); spreads reconnecting cameras.
+    public var jitter: Double = 0.5
+    /// 401/403 answers tolerated in a row before the connection is marked failed (data is kept).
+    public var maximumAuthFailures = 5
+    /// Failed attempts in a row for one object before the uploader gives up on its track; nil = never
+    /// (a daemon keeps retrying; the CLI spends a budget and exits non-zero with the spool kept).
+    public var retryBudget: Int? = nil
+    /// Time to establish TCP + TLS.
+    public var connectTimeout: Duration
+    /// Time allowed for a response once the body is sent (and for a spooled upload as a whole, plus its size at
+    /// `minimumThroughput`).
+    public var requestTimeout: Duration
+    /// Bytes per second any upload is expected to reach; a slower request is abandoned and retried.
+    public var minimumThroughput = 256 * 1024
+
+    /// Timeouts derived from the segment duration: connect ≈ one segment (1…6 s), response ≈ two segments.
+    public init(segmentDuration: Duration) {
+        connectTimeout = min(max(segmentDuration, .seconds(1)), .seconds(6))
+        requestTimeout = max(segmentDuration * 2, .seconds(2))
+    }
+
+    /// Delay before retry `attempt` (1 = first retry): `initial · 2^(attempt−1)` capped at `maximum`, of which the
+    /// `jitter` fraction is replaced by a uniform random share.
+    public func backoff(attempt: Int, using random: inout some RandomNumberGenerator) -> Duration {
+        let exponent = min(max(attempt - 1, 0), 30)
+        let base = min(initialBackoff * (1 << exponent), maximumBackoff)
+        let fixedPart = base * (1 - jitter)
+        let randomPart = base * jitter * Double.random(in: 0...1, using: &random)
+        return fixedPart + randomPart
+    }
+
+    /// Upper bound for one spooled upload of `bytes`.
+    public func deadline(forBytes bytes: Int) -> Duration {
+        requestTimeout + .milliseconds(Int64(bytes) * 1000 / Int64(max(minimumThroughput, 1)))
+    }
+}
+
+/// What came of one PUT.
+public enum UploadOutcome: Sendable, Hashable {
+    /// The endpoint answered with this status code.
+    case status(Int)
+    /// No answer: refused, reset, TLS failure or timeout.
+    case transportFailure(String)
+}
+
+/// What the track lane does next, decided by ``UploadStateMachine``.
+public enum UploadDecision: Sendable, Hashable {
+    /// The object arrived; go on with the next.
+    case delivered
+    /// Send the same object again after the delay.
+    case retry(after: Duration)
+    /// 412: the endpoint lacks the header; send the header, then this segment, after the delay.
+    case resendHeader(after: Duration)
+    /// Authentication keeps failing: mark the connection failed, keep the data.
+    case connectionFailed(String)
+    /// The retry budget is spent; keep the data and stop this track.
+    case budgetSpent(String)
+}
+
+/// The per-track upload rules as a pure state machine (no I/O, tested on its own): counts failures, picks the
+/// backoff and turns 412 into a header resend and repeated 401/403 into a failed connection.
+public struct UploadStateMachine: Sendable {
+    public let policy: UploadPolicy
+    /// Failed attempts in a row (any cause) for the object being sent.
+    public private(set) var consecutiveFailures = 0
+    /// 401/403 answers in a row.
+    public private(set) var authFailures = 0
+
+    public init(policy: UploadPolicy) {
+        self.policy = policy
+    }
+
+    /// Call after each attempt for `object`; resets the counters on success.
+    public mutating func decide(
+        after outcome: UploadOutcome, for object: UploadObject, using random: inout some RandomNumberGenerator
+    ) -> UploadDecision {
+        if case .status(let code) = outcome, (200..<300).contains(code) {
+            consecutiveFailures = 0
+            authFailures = 0
+            return .delivered
+        }
+        consecutiveFailures += 1
+        if case .status(let code) = outcome, code == 401 || code == 403 {
+            authFailures += 1
+            if authFailures >= policy.maximumAuthFailures {
+                return .connectionFailed("\(code) for \(object) \(authFailures) times in a row")
+            }
+        } else {
+            authFailures = 0
+        }
+        if let budget = policy.retryBudget, consecutiveFailures >= budget {
+            return .budgetSpent("\(consecutiveFailures) failed attempts for \(object), last: \(outcome)")
+        }
+        // The first 412 is answered at once (the header was simply lost); repeated ones back off like any error.
+        let delay = consecutiveFailures == 1 ? .zero : policy.backoff(attempt: consecutiveFailures - 1, using: &random)
+        if case .status(412) = outcome, !object.isHeader {
+            return .resendHeader(after: delay)
+        }
+        return .retry(after: policy.backoff(attempt: consecutiveFailures, using: &random))
+    }
+}

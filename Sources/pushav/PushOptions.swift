@@ -1,0 +1,147 @@
+import ArgumentParser
+import Foundation
+import Ingest
+import Logging
+import Recorder
+
+/// `--push URL [--ca PEM --cert PEM --key PEM] [--spool DIR]`: upload what is recorded (durably spooled first).
+struct PushOptions: ParsableArguments {
+    @Option(name: .long, help: "Ingest URL (CMAF publishing point, ends with /) to PUT sessions to.")
+    var push: String?
+
+    @Option(name: .long, help: "PEM file with the CA certificate(s) the server must chain to (default: system roots).")
+    var ca: String?
+
+    @Option(name: .long, help: "PEM file with the client certificate chain (mutual TLS).")
+    var cert: String?
+
+    @Option(name: .long, help: "PEM file with the client private key.")
+    var key: String?
+
+    @Option(name: .long, help: "Spool directory (default: <out>/.spool).")
+    var spool: String?
+
+    @Option(name: .long, help: "Spool capacity in MiB; whole oldest sessions are evicted beyond it.")
+    var spoolCapacity: Int = 1024
+
+    @Option(name: .long, help: "Failed attempts in a row for one object before giving up (exit non-zero, spool kept).")
+    var retryBudget: Int = 12
+
+    @Option(name: .long, help: "Largest retry delay in milliseconds (backoff starts at 1 s, or this if smaller).")
+    var maxBackoff: Int = 60_000
+
+    func validate() throws {
+        if push == nil, ca != nil || cert != nil || key != nil {
+            throw ValidationError("--ca, --cert and --key need --push")
+        }
+        if (cert == nil) != (key == nil) { throw ValidationError("--cert and --key go together") }
+        if let push, !(push.hasPrefix("https://") || push.hasPrefix("http://")) {
+            throw ValidationError("--push must be an http(s) URL, got \(push)")
+        }
+        guard retryBudget >= 1, maxBackoff >= 1, spoolCapacity >= 1 else {
+            throw ValidationError("--retry-budget, --max-backoff and --spool-capacity must be positive")
+        }
+    }
+
+    /// Opens the spool and the uploader; nil without `--push`. Key material is read into memory only.
+    func makeUploader(defaultSpool: URL, segmentDuration: Duration, logger: Logger) throws -> SegmentUploader? {
+        guard let push else { return nil }
+        let tls: ClientTLSMaterial? = try cert.map { cert in
+            ClientTLSMaterial(trustedCertificates: try ca.map { try Self.read($0) }, certificateChain: try Self.read(cert),
+                              privateKey: try Self.read(key!))
+        } ?? ca.map { ClientTLSMaterial(trustedCertificates: try? Self.read($0), certificateChain: [], privateKey: []) }
+        let spoolDirectory = spool.map { URL(fileURLWithPath: $0) } ?? defaultSpool
+        let spool = try SegmentSpool(directory: spoolDirectory, capacity: spoolCapacity << 20, logger: logger)
+        var policy = UploadPolicy(segmentDuration: segmentDuration)
+        policy.maximumBackoff = .milliseconds(maxBackoff)
+        policy.initialBackoff = min(policy.initialBackoff, policy.maximumBackoff)
+        policy.retryBudget = retryBudget
+        let endpoint = UploadEndpoint(url: push, connection: push.hasSuffix("/") ? push : push + "/", tls: tls)
+        return try SegmentUploader(spool: spool, endpoint: endpoint, policy: policy, segmentDuration: segmentDuration, logger: logger)
+    }
+
+    private static func read(_ path: String) throws -> [UInt8] {
+        do {
+            return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw CLIError("cannot read \(path): \(error.localizedDescription)")
+        }
+    }
+}
+
+/// Runs an uploader next to a recording: events are queued from the media thread (which must not block), spooled
+/// in order by one task and uploaded by the uploader's lanes.
+final class RecordingUpload: Sendable {
+    let uploader: SegmentUploader
+    private let events: AsyncStream<IngestEvent>.Continuation
+    private let feeding: Task<Void, Never>
+    private let uploading: Task<UploadSummary, Never>
+
+    init(uploader: SegmentUploader, logger: Logger) {
+        self.uploader = uploader
+        let (stream, continuation) = AsyncStream.makeStream(of: IngestEvent.self)
+        events = continuation
+        feeding = Task {
+            for await event in stream {
+                do {
+                    try uploader.handle(event)
+                } catch {
+                    logger.error("could not spool \(event.label): \(error)")
+                }
+            }
+        }
+        uploading = Task { await uploader.run() }
+    }
+
+    /// Starts uploading (also what an earlier run left in the spool) and hooks into `options`; nil without `--push`.
+    static func start(_ push: PushOptions, options: inout RecordingOptions, logger: Logger) throws -> RecordingUpload? {
+        let segment = Duration.milliseconds(Int64((options.segmentDuration.seconds * 1000).rounded()))
+        guard let uploader = try push.makeUploader(defaultSpool: options.output.appendingPathComponent(".spool"),
+                                                   segmentDuration: segment, logger: logger)
+        else { return nil }
+        options.firstSession = max(options.firstSession, try uploader.spool.nextSessionNumber(connection: uploader.endpoint.connection))
+        let upload = RecordingUpload(uploader: uploader, logger: logger)
+        options.events = { event in
+            if let mapped = IngestEvent(event) { upload.events.yield(mapped) }
+        }
+        return upload
+    }
+
+    /// Waits until everything is delivered; throws (spool kept) if the connection failed or the budget ran out.
+    func finish() async throws {
+        events.finish()
+        await feeding.value
+        uploader.finishWhenDrained()
+        let summary = await uploading.value
+        let where_ = uploader.spool.directory.path
+        guard summary.failure == nil, summary.complete else {
+            throw CLIError("upload incomplete (\(summary.failure ?? "objects left")); \(summary.delivered) delivered, "
+                           + "\(summary.retries) retries; the spool at \(where_) is kept and is replayed by the next run")
+        }
+        FileHandle.standardError.write(Data("uploaded \(summary.delivered) objects (\(summary.retries) retries)\n".utf8))
+    }
+}
+
+extension IngestEvent {
+    /// nil for events the uploader does not need.
+    init?(_ event: RecordingEvent) {
+        switch event {
+        case .sessionStarted: return nil
+        case .initSegment(let session, let track, _, let bytes): self = .header(session: session, track: track, bytes: bytes)
+        case .chunk(let session, let track, let number, let bytes):
+            self = .chunk(session: session, track: track, number: number, bytes: bytes)
+        case .segmentFinished(let session, let track, let number, _, let bytes):
+            self = .segment(session: session, track: track, number: number, bytes: bytes)
+        case .sessionFinished(let record): self = .sessionFinished(session: record.session)
+        }
+    }
+
+    var label: String {
+        switch self {
+        case .header(let session, let track, _): "session_\(session)/\(track) header"
+        case .chunk(let session, let track, let number, _): "session_\(session)/\(track) chunk of \(number)"
+        case .segment(let session, let track, let number, _): "session_\(session)/\(track)/segment_\(number)"
+        case .sessionFinished(let session): "end of session \(session)"
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import IngestServer
+import Logging
+
+struct ReceiveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "receive",
+        abstract: "Run a reference CMAF ingest endpoint (HTTPS with client certificates) that stores uploads under a root.",
+        discussion: """
+            Accepts PUT and POST of session_<N>/<track>/<track>.init and …/segment_<NNNN>.m4s (optionally below a \
+            publishing-point prefix), checks the layout, the header-before-segment order (412 otherwise) and each \
+            object with pushav's CMAF checker (400 with the reasons), and writes atomically. GET / lists the sessions \
+            with a player; GET /sessions returns them as JSON.
+
+            Examples:
+              pushav receive --root received --port 8443 --cert server.pem --key server.key --client-ca ca.pem
+              pushav receive --root received --port 8080 --insecure-http
+            """
+    )
+
+    @Option(name: .long, help: "Directory the uploads are stored under (created if missing).")
+    var root: String
+
+    @Option(name: .long, help: "Address to listen on.")
+    var host: String = "127.0.0.1"
+
+    @Option(name: .long, help: "Port to listen on (0 = any free port, printed on start).")
+    var port: Int = 8443
+
+    @Option(name: .long, help: "PEM server certificate chain.")
+    var cert: String?
+
+    @Option(name: .long, help: "PEM server private key.")
+    var key: String?
+
+    @Option(name: .long, help: "PEM CA that client certificates must chain to (clients without one are refused).")
+    var clientCA: String?
+
+    @Flag(name: .long, help: "Serve plain HTTP without client authentication (loopback addresses only).")
+    var insecureHttp = false
+
+    @Option(name: .long, help: "Largest accepted body in MiB (413 beyond).")
+    var maxBodySize: Int = 64
+
+    @Flag(name: .long, help: "Store objects without running the CMAF checker.")
+    var noValidation = false
+
+    @Flag(name: .long, help: "Log each request (to stderr).")
+    var verbose = false
+
+    func validate() throws {
+        if insecureHttp {
+            guard cert == nil, key == nil, clientCA == nil else {
+                throw ValidationError("--insecure-http takes no --cert, --key or --client-ca")
+            }
+        } else if cert == nil || key == nil || clientCA == nil {
+            throw ValidationError("HTTPS needs --cert, --key and --client-ca (or --insecure-http on loopback)")
+        }
+        guard maxBodySize > 0 else { throw ValidationError("--max-body-size must be positive") }
+    }
+
+    func run() async throws {
+        let logger = CLILogging.logger(verbose: verbose)
+        let tls = try cert.map { cert in
+            ServerTLSMaterial(certificateChain: try Self.read(cert), privateKey: try Self.read(key!), clientCA: try Self.read(clientCA!))
+        }
+        var configuration = IngestServer.Configuration(root: URL(fileURLWithPath: root), tls: tls)
+        configuration.host = host
+        configuration.port = port
+        configuration.maximumBodySize = maxBodySize << 20
+        configuration.validatesMedia = !noValidation
+        let server: IngestServer
+        do {
+            server = try IngestServer(configuration: configuration, logger: logger)
+        } catch {
+            throw CLIError("\(error)")
+        }
+        let scheme = tls == nil ? "http" : "https"
+        let app = try server.makeApplication { port in
+            print("pushav receive: listening on \(scheme)://\(host):\(port)/ storing under \(root)")
+            fflush(stdout)
+        }
+        try await app.runService()
+    }
+
+    private static func read(_ path: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read \(path)") }
+        return Array(data)
+    }
+}
+
+/// `pushav upload`: delivers what a spool holds (e.g. after a crash) and exits.
+struct UploadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "upload",
+        abstract: "Upload what a spool holds (left by an interrupted `pushav record --push`) and exit when delivered."
+    )
+
+    @OptionGroup var push: PushOptions
+
+    @Option(name: .long, help: "Segment duration in milliseconds the clips were cut with (sets the timeouts).")
+    var segmentDuration: Int = 4000
+
+    @Flag(name: .long, help: "Log what happens (to stderr).")
+    var verbose = false
+
+    func validate() throws {
+        guard push.push != nil, push.spool != nil else { throw ValidationError("upload needs --push and --spool") }
+    }
+
+    func run() async throws {
+        let logger = CLILogging.logger(verbose: verbose)
+        guard let uploader = try push.makeUploader(defaultSpool: URL(fileURLWithPath: push.spool!),
+                                                   segmentDuration: .milliseconds(segmentDuration), logger: logger)
+        else { return }
+        let upload = RecordingUpload(uploader: uploader, logger: logger)
+        try await upload.finish()
+    }
+}
