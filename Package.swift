@@ -70,7 +70,7 @@ let package = Package(
         .target(
             name: "IngestServer",
             dependencies: [
-                "CMAF",
+                "CMAF", "Ingest",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

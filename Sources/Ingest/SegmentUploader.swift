@@ -117,6 +117,9 @@ public final class SegmentUploader: Sendable {
         for waker in wakers { waker.yield() }
     }
 
+    /// Failed attempts so far (all tracks), for logs and tests.
+    public var retryCount: Int { shared.withLock { $0.retries } }
+
     /// Whether anything waits for this connection (the transport model's BUSY).
     public func isBusy() -> Bool {
         let live = shared.withLock { !$0.live.isEmpty }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import NIOCore
@@ -73,6 +74,10 @@ public struct IngestServer: Sendable {
         let logger = self.logger
         let upload: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
             let path = request.uri.path
+            // The head arrives before the body (chunked uploads stream for a whole segment): note when, for latency.
+            logger.debug("request started", metadata: [
+                "method": "\(request.method)", "path": "\(path)", "at": "\(Date().timeIntervalSince1970)",
+            ])
             if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
                 return Self.text(.contentTooLarge, "body of \(length) bytes exceeds \(limit)")
             }

@@ -79,8 +79,8 @@ struct ReceiveCommand: AsyncParsableCommand {
         }
         let scheme = tls == nil ? "http" : "https"
         let app = try server.makeApplication { port in
-            print("pushav receive: listening on \(scheme)://\(host):\(port)/ storing under \(root)")
-            fflush(stdout)
+            // Unbuffered: scripts wait for this line to know the port.
+            FileHandle.standardOutput.write(Data("pushav receive: listening on \(scheme)://\(host):\(port)/ storing under \(root)\n".utf8))
         }
         try await app.runService()
     }

@@ -17,7 +17,7 @@ struct RunningServer: Sendable {
     static func start<App: ApplicationProtocol>(_ make: (@escaping @Sendable (Int) async -> Void) throws -> App) async throws -> RunningServer {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = try make { port in continuation.yield(port) }
-        let task = Task { try? await app.runService(gracefulShutdownSignals: []) }
+        let task = Task { _ = try? await app.runService(gracefulShutdownSignals: []) }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw TestFailure("server did not start") }
         return RunningServer(port: port, task: task)
@@ -70,6 +70,9 @@ final class ScriptedEndpoint: Sendable {
     }
 
     var arrivals: [Arrival] { state.withLock { $0.arrivals } }
+    /// Paths of requests whose head arrived (before their body was read), in order.
+    var started: [String] { startedPaths.withLock { $0 } }
+    private let startedPaths = Mutex<[String]>([])
     var pendingFaults: Int { state.withLock { $0.faults.count } }
 
     /// Successful uploads in arrival order.
@@ -79,6 +82,7 @@ final class ScriptedEndpoint: Sendable {
         let router = Router()
         router.put("**") { request, _ -> Response in
             let path = String(request.uri.path.dropFirst())
+            self.startedPaths.withLock { $0.append(path) }
             let fault = self.state.withLock { state -> Fault? in
                 guard let index = state.faults.firstIndex(where: { $0.match.isEmpty || path.contains($0.match) }) else { return nil }
                 return state.faults.remove(at: index).fault
@@ -108,21 +112,45 @@ final class ScriptedEndpoint: Sendable {
 }
 
 /// Accepts TCP connections and resets them at once (SO_LINGER 0): the client sees "connection reset by peer".
-struct ResettingListener: Sendable {
-    let channel: any Channel
+/// Plain POSIX sockets on a thread: NIO's socket options take only integer values.
+final class ResettingListener: Sendable {
+    private let fd: Int32
 
-    static func start(port: Int) async throws -> ResettingListener {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { child in
-                child.setOption(.socketOption(.so_linger), value: linger(l_onoff: 1, l_linger: 0)).flatMap { child.close() }
+    static func start(port: Int) throws -> ResettingListener {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard bound, listen(fd, 16) == 0 else {
+            close(fd)
+            throw TestFailure("cannot listen on \(port)")
+        }
+        let thread = Thread {
+            while true {
+                let client = accept(fd, nil, nil)
+                if client < 0 { return }
+                var hard = linger(l_onoff: 1, l_linger: 0)
+                setsockopt(client, SOL_SOCKET, SO_LINGER, &hard, socklen_t(MemoryLayout<linger>.size))
+                close(client)
             }
-            .bind(host: "127.0.0.1", port: port).get()
-        return ResettingListener(channel: channel)
+        }
+        thread.start()
+        return ResettingListener(fd: fd)
     }
 
-    func stop() async throws {
-        try await channel.close()
+    private init(fd: Int32) {
+        self.fd = fd
+    }
+
+    func stop() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
     }
 }
 

@@ -186,7 +186,7 @@ struct SampleMedia: Sendable {
         let directory = try Fixtures.scratchDirectory("sample")
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = directory.appendingPathComponent("input.y4m")
-        FileManager.default.createFile(atPath: input.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: input.path, contents: nil)
         let handle = try FileHandle(forWritingTo: input)
         try writeY4M(to: handle, frames: 0..<100, header: true)
         try handle.close()

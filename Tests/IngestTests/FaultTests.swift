@@ -1,0 +1,162 @@
+import Foundation
+import Ingest
+import IngestServer
+import Testing
+
+/// Faults at the endpoint must never lose a segment: after recovery everything spooled arrives byte-identical
+/// and in order per track. Every test is bounded by short timeouts and millisecond backoff caps.
+@Suite(.timeLimit(.minutes(2))) struct FaultTests {
+    struct Setup {
+        let directory: URL
+        let pki: TestPKI
+        let media: SampleMedia
+        let root: URL
+        let endpoint: ScriptedEndpoint
+
+        init(_ label: String = #function, chunked: Bool = false) async throws {
+            directory = try Fixtures.scratchDirectory(label)
+            pki = try TestPKI.make(in: directory.appendingPathComponent("pki"))
+            media = try await SampleMedia.make(chunked: chunked)
+            root = directory.appendingPathComponent("received")
+            endpoint = ScriptedEndpoint(root: root)
+        }
+
+        func upload(port: Int) throws -> UploadRun {
+            try UploadRun.start(url: "https://localhost:\(port)/", tls: pki.clientMaterial, spool: directory.appendingPathComponent("spool"))
+        }
+    }
+
+    @Test func serverErrorsForAWhile() async throws {
+        let setup = try await Setup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        setup.endpoint.inject(.status(500), times: 3)
+        setup.endpoint.inject(.status(503), times: 3, matching: "segment_1002")
+        let server = try await setup.endpoint.start(pki: setup.pki)
+        let run = try setup.upload(port: server.port)
+        try run.feed(setup.media.events)
+        let summary = await run.finish()
+        #expect(summary.failure == nil && summary.complete)
+        #expect(summary.retries == 6)
+        #expect(setup.endpoint.pendingFaults == 0)
+        expectDelivered(setup.media, under: setup.root)
+        expectInOrder(setup.endpoint.storedPaths)
+        await server.stop()
+    }
+
+    @Test func preconditionFailedOnceResendsTheHeaderThenTheSegment() async throws {
+        let setup = try await Setup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        setup.endpoint.inject(.status(412), matching: "segment_1002")
+        let server = try await setup.endpoint.start(pki: setup.pki)
+        let run = try setup.upload(port: server.port)
+        try run.feed(setup.media.events)
+        let summary = await run.finish()
+        #expect(summary.failure == nil && summary.complete)
+        let paths = setup.endpoint.arrivals.map { "\($0.status) \($0.path)" }
+        let failed = try #require(paths.firstIndex(of: "412 session_1/video/segment_1002.m4s"))
+        #expect(Array(paths[(failed + 1)...].prefix(2)) == ["204 session_1/video/video.init", "201 session_1/video/segment_1002.m4s"])
+        expectDelivered(setup.media, under: setup.root)
+        await server.stop()
+    }
+
+    @Test func stallPastTheTimeoutIsRetried() async throws {
+        let setup = try await Setup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        setup.endpoint.inject(.stall, matching: "segment_1001")
+        let server = try await setup.endpoint.start(pki: setup.pki)
+        let run = try setup.upload(port: server.port)
+        try run.feed(setup.media.events)
+        let summary = await run.finish()
+        #expect(summary.failure == nil && summary.complete)
+        #expect(summary.retries >= 1)
+        #expect(setup.endpoint.arrivals.filter { $0.path.hasSuffix("segment_1001.m4s") }.map(\.status) == [0, 201])
+        expectDelivered(setup.media, under: setup.root)
+        expectInOrder(setup.endpoint.storedPaths)
+        await server.stop()
+    }
+
+    /// Down (connection refused), then resetting every connection, then up: nothing lost, order kept.
+    @Test func endpointDownThenResettingThenBack() async throws {
+        let setup = try await Setup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        let port = try Fixtures.freePort()
+        let run = try setup.upload(port: port)
+        try run.feed(setup.media.events)
+        try await Fixtures.waitUntil("retries while down") { run.uploader.retryCount >= 3 }
+        let resetter = try ResettingListener.start(port: port)
+        let before = run.uploader.retryCount
+        try await Fixtures.waitUntil("retries while resetting") { run.uploader.retryCount >= before + 3 }
+        #expect(try run.uploader.spool.statistics().queueDepth == setup.media.objects.count, "nothing delivered, nothing dropped")
+        resetter.stop()
+        let server = try await setup.endpoint.start(pki: setup.pki, port: port)
+        let summary = await run.finish()
+        #expect(summary.failure == nil && summary.complete)
+        expectDelivered(setup.media, under: setup.root)
+        expectInOrder(setup.endpoint.storedPaths)
+        await server.stop()
+    }
+
+    @Test func repeatedForbiddenMarksTheConnectionFailedAndKeepsTheData() async throws {
+        let setup = try await Setup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        setup.endpoint.inject(.status(403), times: 100)
+        let server = try await setup.endpoint.start(pki: setup.pki)
+        let run = try setup.upload(port: server.port)
+        try run.feed(setup.media.events)
+        let summary = await run.finish()
+        #expect(summary.failure?.contains("403") == true)
+        #expect(!summary.complete)
+        #expect(try run.uploader.spool.statistics().queueDepth == setup.media.objects.count)
+        #expect(run.uploader.isBusy())
+        await server.stop()
+    }
+
+    /// `kill -9` of a recording `pushav record --push` mid-clip (endpoint down), then `pushav upload` replays the spool.
+    @Test(.timeLimit(.minutes(2))) func killDashNineMidClipThenRestartDeliversTheSpool() async throws {
+        let setup = try await Setup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        let port = try Fixtures.freePort()
+        let fifo = setup.directory.appendingPathComponent("camera.y4m")
+        guard mkfifo(fifo.path, 0o600) == 0 else { throw TestFailure("mkfifo failed") }
+        let out = setup.directory.appendingPathComponent("out")
+        let spool = setup.directory.appendingPathComponent("spool")
+        let push = ["--push", "https://localhost:\(port)/", "--ca", setup.pki.path("ca.pem"), "--cert", setup.pki.path("client.pem"),
+                    "--key", setup.pki.path("client.key"), "--spool", spool.path, "--max-backoff", "50"]
+        let recorder = Process()
+        recorder.executableURL = Fixtures.pushav
+        recorder.arguments = ["record", fifo.path, "--out", out.path, "--segment-duration", "1000", "--no-audio"] + push
+        recorder.standardOutput = FileHandle.nullDevice
+        recorder.standardError = FileHandle.nullDevice
+        try recorder.run()
+        // Opening the FIFO blocks until pushav opens it; then 2.4 s of frames: segments 1001 and 1002 finish, 1003 stays open.
+        let camera = try FileHandle(forWritingTo: fifo)
+        try SampleMedia.writeY4M(to: camera, frames: 0..<60, header: true)
+        let spooledSegments = spool.appendingPathComponent("objects")
+        try await Fixtures.waitUntil("two segments spooled") {
+            let files = FileManager.default.enumerator(atPath: spooledSegments.path)?.allObjects as? [String] ?? []
+            return files.filter { $0.hasSuffix("segment_1002.m4s") }.count == 1
+        }
+        kill(recorder.processIdentifier, SIGKILL)
+        recorder.waitUntilExit()
+        try? camera.close()
+        #expect(recorder.terminationReason == .uncaughtSignal)
+
+        let server = try await IngestServer.startForTest(root: setup.root, pki: setup.pki, port: port)
+        let replay = try Fixtures.run(Fixtures.pushav.path, ["upload", "--segment-duration", "1000"] + push)
+        #expect(replay.status == 0, "\(replay.output)")
+        await server.stop()
+
+        let recorded = out.appendingPathComponent("session_1/video")
+        let received = setup.root.appendingPathComponent("session_1/video")
+        let recordedSegments = try FileManager.default.contentsOfDirectory(atPath: recorded.path).filter { $0.hasPrefix("segment_") }.sorted()
+        let receivedSegments = try FileManager.default.contentsOfDirectory(atPath: received.path).filter { $0.hasPrefix("segment_") }.sorted()
+        #expect(receivedSegments.count >= 2 && receivedSegments == Array(recordedSegments.prefix(receivedSegments.count)),
+                "recorded \(recordedSegments), received \(receivedSegments)")
+        #expect(recordedSegments.count - receivedSegments.count <= 1, "at most the segment being written is lost")
+        for name in receivedSegments + ["video.init"] {
+            let a = FileManager.default.contents(atPath: recorded.appendingPathComponent(name).path)
+            let b = FileManager.default.contents(atPath: received.appendingPathComponent(name).path)
+            #expect(a != nil && a.map(Fixtures.sha256) == b.map(Fixtures.sha256), "\(name)")
+        }
+    }
+}
