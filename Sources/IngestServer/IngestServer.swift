@@ -89,6 +89,8 @@ public struct IngestServer: Sendable {
             }
             let answer = store.accept(path: path, body: Array(buffer: body))
             logger.info("\(request.method) \(path) → \(answer.status)", metadata: ["message": "\(answer.message)"])
+            // 204 must not carry a body (clients would read it as the next response on the connection).
+            if answer.status == 204 { return Response(status: .noContent) }
             return Self.text(HTTPResponse.Status(code: answer.status), answer.message)
         }
         router.put("**", use: upload)
