@@ -310,3 +310,11 @@ public final class SegmentSpool: Sendable {
         oldestGauge.record(statistics.oldestAge)
     }
 }
+
+extension SegmentSpool {
+    /// The transport model's BUSY hook (`PushAVStreamTransportServer.setUploadsPendingQuery`) for uploaders whose
+    /// spool connection label is the Matter connection ID in decimal. An unreadable spool counts as busy.
+    public func uploadsPendingQuery() -> @Sendable (UInt16) async -> Bool {
+        { connectionID in (try? self.isBusy(connection: String(connectionID))) ?? true }
+    }
+}

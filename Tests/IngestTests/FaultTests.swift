@@ -126,20 +126,32 @@ import Testing
         recorder.executableURL = Fixtures.pushav
         recorder.arguments = ["record", fifo.path, "--out", out.path, "--segment-duration", "1000", "--no-audio"] + push
         recorder.standardOutput = FileHandle.nullDevice
-        recorder.standardError = FileHandle.nullDevice
+        let log = setup.directory.appendingPathComponent("record.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        recorder.standardError = try FileHandle(forWritingTo: log)
         try recorder.run()
-        // Opening the FIFO blocks until pushav opens it; then 2.4 s of frames: segments 1001 and 1002 finish, 1003 stays open.
+        // Opening the FIFO blocks until pushav opens it. Frames go in batches of one second (FFmpeg probes a few
+        // seconds before the first packet) until segment 1002 is spooled; the clip stays open.
         let camera = try FileHandle(forWritingTo: fifo)
-        try SampleMedia.writeY4M(to: camera, frames: 0..<60, header: true)
         let spooledSegments = spool.appendingPathComponent("objects")
-        try await Fixtures.waitUntil("two segments spooled") {
+        var written = 0
+        try await Fixtures.waitUntil("two segments spooled (log: \(log.path))") {
             let files = FileManager.default.enumerator(atPath: spooledSegments.path)?.allObjects as? [String] ?? []
-            return files.filter { $0.hasSuffix("segment_1002.m4s") }.count == 1
+            if files.contains(where: { $0.hasSuffix("segment_1002.m4s") }) { return true }
+            if written < 25 * 20 {
+                try SampleMedia.writeY4M(to: camera, frames: written..<(written + 25), header: written == 0)
+                written += 25
+            }
+            return false
         }
         kill(recorder.processIdentifier, SIGKILL)
         recorder.waitUntilExit()
         try? camera.close()
         #expect(recorder.terminationReason == .uncaughtSignal)
+
+        // Endpoint still down: a run with a small retry budget gives up with a non-zero exit and keeps the spool.
+        let givingUp = try Fixtures.run(Fixtures.pushav.path, ["upload", "--segment-duration", "1000", "--retry-budget", "2"] + push)
+        #expect(givingUp.status != 0 && givingUp.output.contains("is kept"), "\(givingUp.output)")
 
         let server = try await IngestServer.startForTest(root: setup.root, pki: setup.pki, port: port)
         let replay = try Fixtures.run(Fixtures.pushav.path, ["upload", "--segment-duration", "1000"] + push)

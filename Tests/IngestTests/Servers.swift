@@ -92,7 +92,7 @@ final class ScriptedEndpoint: Sendable {
             switch fault {
             case .stall:
                 self.state.withLock { $0.arrivals.append(Arrival(path: path, status: 0)) }
-                try? await Task.sleep(for: .seconds(600))
+                try? await Task.sleep(for: .milliseconds(1500))  // well past the client's timeout
                 return Response(status: .gatewayTimeout)
             case .status(let code):
                 status = code
