@@ -32,7 +32,7 @@ public struct UploadPolicy: Sendable, Hashable {
         let exponent = min(max(attempt - 1, 0), 30)
         let base = min(initialBackoff * (1 << exponent), maximumBackoff)
         let fixedPart = base * (1 - jitter)
-        let randomPart = base * jitter * Double.random(in: 0...1, using: &random)
+        let randomPart = base * jitter * Double.random(in: 0..<1, using: &random)
         return fixedPart + randomPart
     }
 

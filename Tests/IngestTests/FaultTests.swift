@@ -15,7 +15,7 @@ import Testing
 
         init(_ label: String = #function, chunked: Bool = false) async throws {
             directory = try Fixtures.scratchDirectory(label)
-            pki = try TestPKI.make(in: directory.appendingPathComponent("pki"))
+            pki = try await TestPKI.make(in: directory.appendingPathComponent("pki"))
             media = try await SampleMedia.make(chunked: chunked)
             root = directory.appendingPathComponent("received")
             endpoint = ScriptedEndpoint(root: root)
@@ -132,7 +132,7 @@ import Testing
         try recorder.run()
         // Opening the FIFO blocks until pushav opens it. Frames go in batches of one second (FFmpeg probes a few
         // seconds before the first packet) until segment 1002 is spooled; the clip stays open.
-        let camera = try FileHandle(forWritingTo: fifo)
+        let camera = try await Fixtures.offPool { try FileHandle(forWritingTo: fifo) }
         let spooledSegments = spool.appendingPathComponent("objects")
         var written = 0
         try await Fixtures.waitUntil("two segments spooled (log: \(log.path))") {
@@ -150,11 +150,11 @@ import Testing
         #expect(recorder.terminationReason == .uncaughtSignal)
 
         // Endpoint still down: a run with a small retry budget gives up with a non-zero exit and keeps the spool.
-        let givingUp = try Fixtures.run(Fixtures.pushav.path, ["upload", "--segment-duration", "1000", "--retry-budget", "2"] + push)
+        let givingUp = try await Fixtures.run(Fixtures.pushav.path, ["upload", "--segment-duration", "1000", "--retry-budget", "2"] + push)
         #expect(givingUp.status != 0 && givingUp.output.contains("is kept"), "\(givingUp.output)")
 
         let server = try await IngestServer.startForTest(root: setup.root, pki: setup.pki, port: port)
-        let replay = try Fixtures.run(Fixtures.pushav.path, ["upload", "--segment-duration", "1000"] + push)
+        let replay = try await Fixtures.run(Fixtures.pushav.path, ["upload", "--segment-duration", "1000"] + push)
         #expect(replay.status == 0, "\(replay.output)")
         await server.stop()
 

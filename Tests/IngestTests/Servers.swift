@@ -7,24 +7,28 @@ import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
+import ServiceLifecycle
 import Synchronization
 
-/// A Hummingbird application running in a task; `stop()` cancels it.
+/// A Hummingbird application running in a service group; `stop()` shuts it down gracefully (cancelling it while a
+/// request is in flight trips NIO's "NIOAsyncWriter deinited without finish" check).
 struct RunningServer: Sendable {
     let port: Int
+    private let group: ServiceGroup
     private let task: Task<Void, Never>
 
     static func start<App: ApplicationProtocol>(_ make: (@escaping @Sendable (Int) async -> Void) throws -> App) async throws -> RunningServer {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = try make { port in continuation.yield(port) }
-        let task = Task { _ = try? await app.runService(gracefulShutdownSignals: []) }
+        let group = ServiceGroup(configuration: .init(services: [app], logger: .quiet))
+        let task = Task { _ = try? await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw TestFailure("server did not start") }
-        return RunningServer(port: port, task: task)
+        return RunningServer(port: port, group: group, task: task)
     }
 
     func stop() async {
-        task.cancel()
+        await group.triggerGracefulShutdown()
         await task.value
     }
 }

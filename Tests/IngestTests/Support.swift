@@ -71,7 +71,19 @@ enum Fixtures {
         SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 
-    static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    /// Runs a blocking call on a plain thread: blocking the test's cooperative threads would starve the in-process
+    /// servers (their handlers run there) and make them look stalled.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
+    }
+
+    static func run(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await offPool { try runBlocking(executable, arguments) }
+    }
+
+    static func runBlocking(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -109,7 +121,11 @@ struct TestPKI: Sendable {
         ClientTLSMaterial(trustedCertificates: caPEM, certificateChain: clientPEM, privateKey: clientKey)
     }
 
-    static func make(in directory: URL) throws -> TestPKI {
+    static func make(in directory: URL) async throws -> TestPKI {
+        try await Fixtures.offPool { try makeBlocking(in: directory) }
+    }
+
+    private static func makeBlocking(in directory: URL) throws -> TestPKI {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let script = """
             set -e
@@ -128,7 +144,7 @@ struct TestPKI: Sendable {
             openssl req $ec -keyout stranger.key -out stranger.csr -subj /CN=stranger 2>/dev/null
             openssl x509 -req -in stranger.csr -CA other-ca.pem -CAkey other-ca.key -CAcreateserial -days 2 -extfile client.ext -out stranger.pem 2>/dev/null
             """
-        let result = try Fixtures.run("/bin/sh", ["-c", script])
+        let result = try Fixtures.runBlocking("/bin/sh", ["-c", script])
         guard result.status == 0 else { throw TestFailure("openssl failed (run Scripts/setup): \(result.output)") }
         return TestPKI(directory: directory)
     }

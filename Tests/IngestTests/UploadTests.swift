@@ -64,7 +64,7 @@ func expectInOrder(_ paths: [String], sourceLocation: SourceLocation = #_sourceL
     @Test func everyByteArrivesOverMutualTLSAndAClientWithoutCertificateIsRefused() async throws {
         let directory = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let pki = try TestPKI.make(in: directory.appendingPathComponent("pki"))
+        let pki = try await TestPKI.make(in: directory.appendingPathComponent("pki"))
         let media = try await SampleMedia.make(chunked: false)
         let root = directory.appendingPathComponent("received")
         let server = try await IngestServer.startForTest(root: root, pki: pki)
@@ -100,7 +100,7 @@ func expectInOrder(_ paths: [String], sourceLocation: SourceLocation = #_sourceL
     @Test func validationAnswers() async throws {
         let directory = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let pki = try TestPKI.make(in: directory.appendingPathComponent("pki"))
+        let pki = try await TestPKI.make(in: directory.appendingPathComponent("pki"))
         let media = try await SampleMedia.make(chunked: false)
         let root = directory.appendingPathComponent("received")
         let server = try await IngestServer.startForTest(root: root, pki: pki, maximumBodySize: 64 * 1024)
@@ -154,7 +154,7 @@ func expectInOrder(_ paths: [String], sourceLocation: SourceLocation = #_sourceL
     @Test func chunkedSegmentsStreamBeforeTheyAreComplete() async throws {
         let directory = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let pki = try TestPKI.make(in: directory.appendingPathComponent("pki"))
+        let pki = try await TestPKI.make(in: directory.appendingPathComponent("pki"))
         let media = try await SampleMedia.make(chunked: true)
         let root = directory.appendingPathComponent("received")
         let endpoint = ScriptedEndpoint(root: root)
@@ -190,7 +190,7 @@ func expectInOrder(_ paths: [String], sourceLocation: SourceLocation = #_sourceL
     @Test(arguments: [false, true]) func everyByteArrivesAtNginxAndAClientWithoutCertificateIsRefused(http2: Bool) async throws {
         let directory = try Fixtures.scratchDirectory("nginx\(http2)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let pki = try TestPKI.make(in: directory.appendingPathComponent("pki"))
+        let pki = try await TestPKI.make(in: directory.appendingPathComponent("pki"))
         guard let nginx = try await NginxEndpoint.start(pki: pki, directory: directory.appendingPathComponent("nginx"), http2: http2) else {
             Issue.record("nginx is not installed; run Scripts/setup")
             return
