@@ -71,10 +71,11 @@ public final class MediaInput {
 
     func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> { context.pointee.streams[index]! }
 
-    /// Video frames the container's index promises (MP4/MOV/MKV with an index), or nil when it cannot know
-    /// (streams, MPEG-TS). Fewer frames than this at the end of the file means the file is truncated.
+    /// Video frames an MP4/MOV sample table promises, or nil for containers whose frame count is not a promise
+    /// (AVI counts empty placeholder frames its demuxer drops; streams and MPEG-TS have no index). Fewer frames than
+    /// this at the end of the file means the file is truncated.
     public var indexedVideoFrames: Int? {
-        guard let v = video else { return nil }
+        guard let v = video, formatName.hasPrefix("mov,mp4") else { return nil }
         let n = stream(v.index).pointee.nb_frames
         return n > 0 ? Int(n) : nil
     }
