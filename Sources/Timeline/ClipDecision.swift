@@ -79,6 +79,14 @@ public struct ClipBegin: Sendable, Hashable {
     public var anchor: MediaTime
     /// D at the moment of the Begin; nil for Continuous.
     public var motionDetectedDuration: MediaTime?
+    public init(recording: Int, trigger: ClipTrigger, activationTime: MediaTime, anchor: MediaTime, motionDetectedDuration: MediaTime?) {
+        self.recording = recording
+        self.trigger = trigger
+        self.activationTime = activationTime
+        self.anchor = anchor
+        self.motionDetectedDuration = motionDetectedDuration
+    }
+
     /// t0 + D as known at the Begin (augmentations may move it later); nil for Continuous.
     public var scheduledEnd: MediaTime? {
         motionDetectedDuration.map { activationTime + $0 }
@@ -96,6 +104,14 @@ public struct ClipExtension: Sendable, Hashable {
     public var motionDetectedDuration: MediaTime
     public var augmentations: Int
     public var scheduledEnd: MediaTime { activationTime + motionDetectedDuration }
+
+    public init(recording: Int?, activationTime: MediaTime, time: MediaTime, motionDetectedDuration: MediaTime, augmentations: Int) {
+        self.recording = recording
+        self.activationTime = activationTime
+        self.time = time
+        self.motionDetectedDuration = motionDetectedDuration
+        self.augmentations = augmentations
+    }
 }
 
 /// A recording ends: the recorder writes every frame with PTS in [start, `end`) and closes the session.
@@ -110,6 +126,19 @@ public struct ClipEnd: Sendable, Hashable {
     /// How many samples lengthened D (samples that found D already at M do not count).
     public var augmentations: Int
     public var reason: ClipEndReason
+
+    public init(
+        recording: Int, trigger: ClipTrigger, activationTime: MediaTime, end: MediaTime, motionDetectedDuration: MediaTime?,
+        augmentations: Int, reason: ClipEndReason
+    ) {
+        self.recording = recording
+        self.trigger = trigger
+        self.activationTime = activationTime
+        self.end = end
+        self.motionDetectedDuration = motionDetectedDuration
+        self.augmentations = augmentations
+        self.reason = reason
+    }
 }
 
 /// One output of `ClipTimeline`, in the order the recorder must apply them.

@@ -172,7 +172,8 @@ public struct ClipTimeline: Sendable {
     private mutating func augment(at t: MediaTime, into decisions: inout [ClipDecision]) {
         guard var current = activation else { return }
         let elapsed = t - current.activationTime
-        guard !current.augmented || elapsed > current.previousDuration else { return }
+        // "A later sample": a second sample at t0 itself (motion and a manual trigger in one frame) is not one.
+        guard elapsed > .zero, !current.augmented || elapsed > current.previousDuration else { return }
         let lengthened = Swift.min(current.motionDetectedDuration + current.timeControl.augmentationDuration, current.timeControl.maxDuration)
         current.previousDuration = current.motionDetectedDuration
         current.augmented = true
