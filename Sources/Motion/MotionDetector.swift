@@ -38,7 +38,8 @@ public struct MotionDetectorConfiguration: Sendable, Hashable {
     /// motion, and what lets a slow object accumulate a detectable trail.
     public var foregroundTimeConstant: Double
     /// A change covering more than this fraction of the frame after global gain/offset compensation (IR cut,
-    /// camera knocked) recalibrates instead of triggering.
+    /// camera knocked) recalibrates instead of triggering. A third of the frame suffices when the change is spread
+    /// over at least 12 cells of a 4×4 grid (a near object changes one area, a lighting switch all of them).
     public var globalChangeFraction: Double
     /// Seconds after a recalibration during which changed pixels adapt at the background rate, so that the
     /// ghosts of objects that were in the frame at the switch fade fast.
@@ -138,10 +139,10 @@ public struct MotionFrameResult: Sendable, Hashable {
 /// keyframe is compensated instead of detected, while motion that happens during the switch stays visible;
 /// (2) take the absolute residual per pixel; (3) apply a 2×2 grey-level opening, which removes isolated noise
 /// pixels and thin edge flicker and commutes with thresholding, so one pass serves all ten sensitivities;
-/// (4) count changed pixels per region and per sensitivity level and test them against the area thresholds;
-/// (5) if more than `globalChangeFraction` of the frame still changed, treat it as a non-linear global change
-/// (IR cut filter, camera moved) and reset the background to this frame; detection resumes on the next
-/// analysed frame; (6) blend the frame into the background: fast where nothing changed, slowly where something
+/// (4) if more than `globalChangeFraction` of the frame still changed, or a third of it spread over most of a
+/// 4×4 grid, treat it as a non-linear global change (IR cut filter, camera knocked, a grey concealed frame)
+/// and reset the background to this frame; detection resumes on the next analysed frame; (5) otherwise count
+/// changed pixels per region and per sensitivity level and test them against the area thresholds; (6) blend the frame into the background: fast where nothing changed, slowly where something
 /// did, so a parked object fades into the background while a slow mover leaves a trail long enough to detect.
 public struct MotionDetector: Sendable {
     public let configuration: MotionDetectorConfiguration
@@ -230,7 +231,10 @@ public struct MotionDetector: Sendable {
         let sigma = noiseSigma > 0 ? noiseSigma : Swift.min(frameSigma, 6)
         let noiseFloor = configuration.noiseFactor * sigma
         let thresholds = MotionSensitivity.table.map { Swift.max(Double($0.pixelDelta), noiseFloor) }
-        if isGlobalChange(threshold: thresholds[9]) {
+        // Light halved or doubled within one analysis interval, or contrast gone (a grey concealed frame): no
+        // compensation is trustworthy, start over.
+        let implausibleGain = !(0.6...1.67).contains(gain)
+        if implausibleGain || isGlobalChange(threshold: thresholds[9]) {
             background = plane.pixels.map(Float.init)
             recalibratingUntil = time + configuration.recalibrationDuration
             return quietResult(time: time, isKeyframe: isKeyframe, gain: gain, offset: offset)
@@ -279,7 +283,7 @@ public struct MotionDetector: Sendable {
     }
 
     /// Gain and offset mapping the background onto the frame, from the median difference in the darker and the
-    /// brighter half of the background. Medians ignore whatever a moving object covers (up to half of each half).
+    /// brighter half of the background (gain 1 when the background has too little contrast to tell). Medians ignore whatever a moving object covers (up to half of each half).
     private func photometricFit(_ pixels: [UInt8]) -> (gain: Double, offset: Double) {
         var backgroundHistogram = [Int](repeating: 0, count: 256)
         // Differences f − b + 255 of the dark half in 0..<511, of the bright half in 511..<1022.
@@ -318,7 +322,7 @@ public struct MotionDetector: Sendable {
         let darkMean = Double(darkSum) / Double(darkCount), brightMean = Double(brightSum) / Double(brightCount)
         let darkOffset = Double(Self.median(darkDifferences) - 255), brightOffset = Double(Self.median(brightDifferences) - 255)
         guard brightMean - darkMean >= 16 else { return (1, (darkOffset + brightOffset) / 2) }
-        let gain = Swift.min(Swift.max(1 + (brightOffset - darkOffset) / (brightMean - darkMean), 0.5), 2)
+        let gain = 1 + (brightOffset - darkOffset) / (brightMean - darkMean)
         return (gain, darkOffset - (gain - 1) * darkMean)
     }
 

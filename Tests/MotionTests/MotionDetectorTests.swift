@@ -141,6 +141,18 @@ private func warmedUp(_ detector: inout MotionDetector, _ scene: inout Synthetic
         #expect(firstMotion != nil && firstMotion! < 11, "first motion at \(String(describing: firstMotion))")
     }
 
+    /// A decoder's concealed (grey) frame is a global change, not motion, and so is the return to the picture.
+    @Test func greyFrameDoesNotTrigger() {
+        var scene = SyntheticScene(seed: 36)
+        var motion = detector(sensitivity: 10)
+        warmedUp(&motion, &scene, seconds: 5)
+        let grey = motion.analyseNow(LumaPlane(width: 160, height: 90, level: 128), at: 5, isKeyframe: false)
+        #expect(grey.recalibrated && !grey.hasMotion)
+        let results = simulate(&motion, scene: &scene, from: 5.2, seconds: 5)
+        #expect(results.first!.recalibrated)
+        #expect(results.filter { $0.anywhere.lowestSensitivity != nil }.isEmpty)
+    }
+
     @Test func lightingStepOfSixtyThenMotionWithinTwoSeconds() {
         var scene = SyntheticScene(seed: 35)
         var motion = detector(sensitivity: 5)
