@@ -230,7 +230,7 @@ public struct ClipTimeline: Sendable {
         recording = Recording(number: recordingsBegun, trigger: trigger, activationTime: activationTime, anchor: anchor)
         decisions.append(.begin(ClipBegin(
             recording: recordingsBegun, trigger: trigger, activationTime: activationTime, anchor: anchor,
-            motionDetectedDuration: activation?.motionDetectedDuration)))
+            motionDetectedDuration: activation?.motionDetectedDuration, augmentations: activation?.augmentations ?? 0)))
     }
 
     private func endOf(_ recording: Recording, at end: MediaTime, reason: ClipEndReason) -> ClipEnd {

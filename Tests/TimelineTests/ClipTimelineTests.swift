@@ -107,7 +107,7 @@ import Timeline
         let decisions = timeline.setStatus(.active, at: t(3))
         guard case .begin(let begin) = decisions.first else { Issue.record("no begin"); return }
         #expect(begin.activationTime == t(0) && begin.anchor == t(3))
-        #expect(begin.motionDetectedDuration == .seconds(15) && begin.scheduledEnd == t(15))
+        #expect(begin.motionDetectedDuration == .seconds(15) && begin.scheduledEnd == t(15) && begin.augmentations == 1)
     }
 }
 
