@@ -79,12 +79,19 @@ public struct ClipBegin: Sendable, Hashable {
     public var anchor: MediaTime
     /// D at the moment of the Begin; nil for Continuous.
     public var motionDetectedDuration: MediaTime?
-    public init(recording: Int, trigger: ClipTrigger, activationTime: MediaTime, anchor: MediaTime, motionDetectedDuration: MediaTime?) {
+    /// Augmentations so far (non-zero only for a recording resumed under rule 8).
+    public var augmentations: Int
+
+    public init(
+        recording: Int, trigger: ClipTrigger, activationTime: MediaTime, anchor: MediaTime, motionDetectedDuration: MediaTime?,
+        augmentations: Int = 0
+    ) {
         self.recording = recording
         self.trigger = trigger
         self.activationTime = activationTime
         self.anchor = anchor
         self.motionDetectedDuration = motionDetectedDuration
+        self.augmentations = augmentations
     }
 
     /// t0 + D as known at the Begin (augmentations may move it later); nil for Continuous.
