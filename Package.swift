@@ -48,7 +48,7 @@ let package = Package(
         .executableTarget(
             name: "pushav",
             dependencies: [
-                "Recorder", "CMAF", "MediaIO",
+                "Recorder", "CMAF", "MediaIO", "Motion", "Timeline", "TransportModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

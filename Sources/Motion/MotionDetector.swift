@@ -44,6 +44,10 @@ public struct MotionDetectorConfiguration: Sendable, Hashable {
     /// Seconds after a recalibration during which changed pixels adapt at the background rate, so that the
     /// ghosts of objects that were in the frame at the switch fade fast.
     public var recalibrationDuration: Double
+    /// Seconds back to the short-term reference picture. A pixel moves only if it differs from the background *and*
+    /// from the picture this long ago: an object that moved and stopped differs from the background for as long as
+    /// the background takes to absorb it, but from the recent picture only for this long.
+    public var motionWindow: Double
     /// The per-pixel threshold is at least this many noise sigmas.
     public var noiseFactor: Double
     /// A region needs at least this many changed pixels (after the 2×2 opening) to move.
@@ -53,8 +57,9 @@ public struct MotionDetectorConfiguration: Sendable, Hashable {
         sourceWidth: Int, sourceHeight: Int, analysisWidth: Int, analysisHeight: Int, sensitivity: Int = 5,
         zones: [MotionZone] = [], analysisInterval: Double = 0.2, backgroundTimeConstant: Double = 2,
         foregroundTimeConstant: Double = 15, globalChangeFraction: Double = 0.6, recalibrationDuration: Double = 2,
-        noiseFactor: Double = 3.5, minimumChangedPixels: Int = 6
+        motionWindow: Double = 2, noiseFactor: Double = 3.5, minimumChangedPixels: Int = 6
     ) {
+        self.motionWindow = motionWindow
         self.sourceWidth = sourceWidth
         self.sourceHeight = sourceHeight
         self.analysisWidth = analysisWidth
@@ -160,8 +165,12 @@ public struct MotionDetector: Sendable {
     private var lastAnalysedTime: Double?
     private var lastAnalysedWasKeyframe = false
     private var recalibratingUntil: Double = -.infinity
+    /// Recently analysed pictures (time, pixels), oldest first, spanning a little more than `motionWindow`.
+    private var recent: [(time: Double, pixels: [UInt8])] = []
     // Scratch buffers, kept to avoid allocating per frame.
     private var residual: [UInt8]
+    /// |frame − background| without the short-term gate: global changes and noise are measured on it.
+    private var rawResidual: [UInt8]
     private var eroded: [UInt8]
     private var opened: [UInt8]
 
@@ -185,6 +194,7 @@ public struct MotionDetector: Sendable {
         zoneSensitivities = configuration.zones.map { $0.sensitivity ?? configuration.sensitivity }
         regionAreas = areas
         residual = [UInt8](repeating: 0, count: count)
+        rawResidual = residual
         eroded = residual
         opened = residual
     }
@@ -218,11 +228,14 @@ public struct MotionDetector: Sendable {
         guard !background.isEmpty else {
             background = plane.pixels.map(Float.init)
             recalibratingUntil = time + configuration.recalibrationDuration
+            remember(plane.pixels, at: time)
             return quietResult(time: time, isKeyframe: isKeyframe, gain: 1, offset: 0)
         }
 
         let (gain, offset) = photometricFit(plane.pixels)
-        let frameSigma = computeResidual(plane.pixels, gain: gain, offset: offset)
+        let reference = shortTermReference(before: time)
+        remember(plane.pixels, at: time)
+        let frameSigma = computeResidual(plane.pixels, gain: gain, offset: offset, reference: reference)
         openResidual()
 
         // Thresholds use the noise measured on earlier frames: a global change or a large object inflates this
@@ -327,18 +340,61 @@ public struct MotionDetector: Sendable {
     }
 
     /// |frame − (gain × background + offset)| per pixel into `residual`; returns the frame's robust noise sigma.
-    private mutating func computeResidual(_ pixels: [UInt8], gain: Double, offset: Double) -> Double {
+    /// Median of `a[i] − b[i]` over all pixels.
+    static func medianDifference(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        var histogram = [Int](repeating: 0, count: 511)
+        a.withUnsafeBufferPointer { a in
+            b.withUnsafeBufferPointer { b in
+                histogram.withUnsafeMutableBufferPointer { h in
+                    for i in 0..<a.count { h[Int(a[i]) - Int(b[i]) + 255] &+= 1 }
+                }
+            }
+        }
+        var seen = 0
+        for (index, count) in histogram.enumerated() {
+            seen += count
+            if seen * 2 >= a.count { return index - 255 }
+        }
+        return 0
+    }
+
+    /// The newest remembered picture at least `motionWindow` old (or the oldest one early on).
+    private func shortTermReference(before time: Double) -> [UInt8]? {
+        recent.last { time - $0.time >= configuration.motionWindow - 0.001 }?.pixels ?? recent.first?.pixels
+    }
+
+    private mutating func remember(_ pixels: [UInt8], at time: Double) {
+        if let last = recent.last, time < last.time { recent.removeAll() }  // time went backwards: a new stream
+        recent.append((time, pixels))
+        // Keep exactly one picture older than the window, the reference of the next frames.
+        while recent.count > 2 && time - recent[1].time >= configuration.motionWindow { recent.removeFirst() }
+    }
+
+    private mutating func computeResidual(_ pixels: [UInt8], gain: Double, offset: Double, reference: [UInt8]?) -> Double {
         var counts = [Int](repeating: 0, count: 256)
         let g = Float(gain), o = Float(offset)
+        let reference = reference ?? pixels
+        let gated = recent.count > 1
+        // The background follows a lamp switch within a frame; the reference picture does not. Level it with its
+        // own robust offset (median of frame − reference) so a switch inside the window does not hide motion.
+        let referenceOffset = gated ? Float(Self.medianDifference(pixels, reference)) : 0
         pixels.withUnsafeBufferPointer { frame in
             background.withUnsafeBufferPointer { model in
-                residual.withUnsafeMutableBufferPointer { out in
-                    counts.withUnsafeMutableBufferPointer { histogram in
-                        for i in 0..<frame.count {
-                            let predicted = Swift.min(Swift.max(model[i] * g + o, 0), 255)
-                            let value = UInt8(Swift.min(abs(Float(frame[i]) - predicted), 255))
-                            out[i] = value
-                            histogram[Int(value)] &+= 1
+                reference.withUnsafeBufferPointer { previous in
+                    residual.withUnsafeMutableBufferPointer { out in
+                        rawResidual.withUnsafeMutableBufferPointer { raw in
+                            counts.withUnsafeMutableBufferPointer { histogram in
+                                for i in 0..<frame.count {
+                                    let predicted = Swift.min(Swift.max(model[i] * g + o, 0), 255)
+                                    let value = Swift.min(abs(Float(frame[i]) - predicted), 255)
+                                    raw[i] = UInt8(value)
+                                    histogram[Int(value)] &+= 1
+                                    // Moving now, not merely different from the background. The reference is compensated
+                                    // like the background: both predate a lamp switch the fit has just measured.
+                                    let recent = Swift.min(Swift.max(Float(previous[i]) + referenceOffset, 0), 255)
+                                    out[i] = gated ? UInt8(Swift.min(value, abs(Float(frame[i]) - recent))) : UInt8(value)
+                                }
+                            }
                         }
                     }
                 }
@@ -387,7 +443,7 @@ public struct MotionDetector: Sendable {
         var cellChanged = [Int](repeating: 0, count: 16)
         var changed = 0
         let columnCell = (0..<w).map { $0 * 4 / w }
-        opened.withUnsafeBufferPointer { o in
+        rawResidual.withUnsafeBufferPointer { o in
             cellChanged.withUnsafeMutableBufferPointer { cells in
                 for y in 0..<h {
                     let row = (y * 4 / h) * 4

@@ -148,7 +148,7 @@ final class SessionWriter {
             name: layout.trackName(track.role), kind: track.role, codec: track.header.codecString ?? track.sourceCodec,
             sourceCodec: track.sourceCodec, transcoded: track.transcoded, timescale: track.timescale,
             startOffset: Double(track.firstPresentation ?? 0) / scale, init: layout.initPath(track.role),
-            segments: track.segments)
+            segments: track.segments.map(\.path), segmentDetails: track.segments)
     }
 }
 

@@ -67,12 +67,37 @@ struct BadInputTests {
         }
     }
 
-    @Test func invalidOptionsAreRefusedBeforeAnyWork() throws {
-        let result = try PushAVBinary.run(["record", Fixtures.media("a_720p30_h264_main.mp4").path, "--out", "/tmp/unused",
-                                           "--segment-duration", "50"])
+    /// Invalid options are answered with the status the Push AV cluster gives for the same TransportOptions.
+    @Test(arguments: [
+        (["--segment-duration", "50"], "CONSTRAINT_ERROR (0x87): containerOptions.cmafContainerOptions.segmentDuration"),
+        (["--chunk-duration", "3000"], "CONSTRAINT_ERROR (0x87): containerOptions.cmafContainerOptions.chunkDuration"),
+        (["--sensitivity", "11"], "CONSTRAINT_ERROR (0x87): triggerOptions.motionSensitivity"),
+        (["--initial", "20", "--max-duration", "10"], "CONSTRAINT_ERROR (0x87): triggerOptions.motionTimeControl.maxDuration"),
+        (["--zone", "1:0,0,100,100:12"], "CONSTRAINT_ERROR (0x87): triggerOptions.motionZones"),
+        (["--pre-roll", "1000"], "cluster InvalidPreRollLength (0x0C): maxPreRollLen 1000 ms is shorter than the input's keyframe interval 2000 ms"),
+        (["--transport", "/nonexistent/transport.json"], "cannot read --transport"),
+    ])
+    func invalidOptionsAnswerWithTheMatterStatus(flags: [String], expected: String) throws {
+        let dir = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("out")
+        let result = try PushAVBinary.run(["record", Fixtures.media("a_720p30_h264_main.mp4").path, "--out", out.path] + flags)
         #expect(result.status != 0)
-        #expect(result.stderr.contains("--segment-duration must be 100…60000 ms"))
-        #expect(!FileManager.default.fileExists(atPath: "/tmp/unused/report.json"))
+        #expect(result.stderr.contains(expected), "stderr: \(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
+        // Nothing recorded: the refusal comes before the first clip.
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("session_1").path))
+    }
+
+    @Test func transportDocumentThatIsNotTransportOptionsIsInvalidCommand() throws {
+        let dir = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let document = dir.appendingPathComponent("transport.json")
+        try Data(#"{"url": 42}"#.utf8).write(to: document)
+        let result = try PushAVBinary.run(["record", Fixtures.media("a_720p30_h264_main.mp4").path, "--out",
+                                           dir.appendingPathComponent("out").path, "--transport", document.path])
+        #expect(result.status != 0)
+        #expect(result.stderr.hasPrefix("Error: INVALID_COMMAND (0x85): "), "stderr: \(result.stderr)")
     }
 
     /// A minimal 16-bit mono PCM WAV file.
