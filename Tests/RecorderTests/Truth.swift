@@ -13,6 +13,8 @@ struct MediaTruth: Decodable {
         var frames: Int?
         var packets: Int?
         var sampleRate: Int?
+        /// Frames a decoder holds back to reorder B-frames (0 without B-frames).
+        var reorderDelay: Int?
     }
     struct Interval: Decodable {
         var start: Double
