@@ -38,7 +38,13 @@ public final class MediaInput {
             throw FFmpegError("open \(url)", code: opened)
         }
         ctx = openedContext
-        let probed = avformat_find_stream_info(ctx, nil)
+        // Probe with single-threaded decoders: frame threading would allocate a picture pool per thread just to
+        // read the stream parameters, and that high-water mark stays in the process's peak memory.
+        let streamCount = Int(ctx.pointee.nb_streams)
+        var probeOptions = [OpaquePointer?](repeating: nil, count: max(streamCount, 1))
+        for i in 0..<streamCount { av_dict_set(&probeOptions[i], "threads", "1", 0) }
+        defer { for i in 0..<streamCount { av_dict_free(&probeOptions[i]) } }
+        let probed = avformat_find_stream_info(ctx, &probeOptions)
         if probed < 0 {
             var doomed: UnsafeMutablePointer<AVFormatContext>? = ctx
             avformat_close_input(&doomed)

@@ -84,9 +84,10 @@ final class PreRollBuffer {
             let overBudget = bytes > byteLimit
             guard overBudget || (!needed && e.dts < horizon) else { break }
             bytes -= e.size
+            e.packet.unreference()  // free the payload now, not when the array is next compacted
             head += 1
         }
-        if head > 4096 && head * 2 > entries.count {
+        if head > 256 && head * 2 > entries.count {
             entries.removeFirst(head)
             head = 0
         }
