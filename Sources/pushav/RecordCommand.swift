@@ -110,6 +110,9 @@ struct RecordCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Record video only.")
     var noAudio = false
 
+    @Flag(name: .long, help: "Do not write the playable clips/session_<N>.mp4 (a sidecar that only uploads saves one copy).")
+    var noClip = false
+
     @Flag(name: .long, help: "Print the report as JSON on stdout instead of a summary.")
     var json = false
 
@@ -123,6 +126,7 @@ struct RecordCommand: AsyncParsableCommand {
         var options = try Self.recordingOptions(transportOptions, zones: zone.map(\.zone), output: output,
                                                 sessionLength: sessionLength)
         options.includeAudio = !noAudio
+        options.writeClips = !noClip
         let progressLine = ProgressLine(enabled: !json)
         let report: RecordingReport
         do {
