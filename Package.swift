@@ -81,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "pushav",
             dependencies: [
-                "Recorder", "CMAF", "MediaIO", "Ingest", "IngestServer",
+                "Recorder", "CMAF", "MediaIO", "Motion", "Timeline", "TransportModel", "Ingest", "IngestServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -418,6 +418,8 @@ public struct CMAFConformance: Sendable {
                        "prft reference_track_ID \(prft.referenceTrackID) ≠ track_ID \(header.trackID.map(String.init) ?? "none")")
     }
 
+    /// Only a segment's first chunk must start with a sync sample (item 19 checks it); a later chunk may start
+    /// with one too, e.g. where the GOP is shorter than the segment and a keyframe falls on a chunk boundary.
     private func checkChunking(_ segment: CMAFSegment, header: CMAFHeader, into report: inout Report) {
         let file = segment.fileName
         guard expectations.chunks else {
@@ -427,9 +429,6 @@ public struct CMAFConformance: Sendable {
         for (previous, chunk) in zip(segment.chunks, segment.chunks.dropFirst()) {
             if let end = previous.endDecodeTime, let start = chunk.baseMediaDecodeTime, end != start {
                 report.fail(22, file, "chunk moof@\(chunk.moof.offset) tfdt \(start) ≠ previous chunk end \(end)")
-            }
-            if header.isVideo, chunk.samples.first?.flags.isSync == true {
-                report.fail(22, file, "chunk moof@\(chunk.moof.offset) starts with a sync sample; only the first chunk may")
             }
         }
     }

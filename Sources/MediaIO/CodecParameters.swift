@@ -21,6 +21,19 @@ public final class CodecParameters {
         avcodec_parameters_free(&p)
     }
 
+    /// Replaces the codec's out-of-band configuration (avcC, AudioSpecificConfig, …).
+    func setExtradata(_ bytes: UnsafeBufferPointer<UInt8>) throws(FFmpegError) {
+        av_freep(&pointer.pointee.extradata)
+        pointer.pointee.extradata_size = 0
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        guard let copy = av_mallocz(bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
+            throw FFmpegError.outOfMemory("av_mallocz")
+        }
+        copy.copyMemory(from: base, byteCount: bytes.count)
+        pointer.pointee.extradata = copy.assumingMemoryBound(to: UInt8.self)
+        pointer.pointee.extradata_size = Int32(bytes.count)
+    }
+
     public var codecName: String { avcodec_get_name(pointer.pointee.codec_id).map { String(cString: $0) } ?? "unknown" }
     var codecID: AVCodecID { pointer.pointee.codec_id }
     var extradata: UnsafeBufferPointer<UInt8> {

@@ -1,13 +1,24 @@
 import CFFmpeg
+import Timeline
 
 /// A small greyscale picture handed from the media layer to motion analysis (row-major, stride = width).
 public struct LumaImage: Sendable {
     public var width: Int
     public var height: Int
     public var pixels: [UInt8]
-    /// Presentation time in seconds on the input's timeline (raw stream timestamps, not rebased).
-    public var time: Double
-    public var isKeyframe: Bool
+}
+
+/// A decoded picture, valid only inside the ``LumaSampler/decode(_:_:)`` callback: its time is known at once, the
+/// (comparatively costly) downscale happens only if analysis asks for it.
+public struct DecodedPicture {
+    /// Presentation time on the input's timeline (raw stream timestamps, not rebased).
+    public let time: MediaTime
+    public let isKeyframe: Bool
+    fileprivate let sampler: LumaSampler
+    fileprivate let frame: Frame
+
+    /// The picture scaled to the sampler's analysis size, luma only.
+    public func luma() throws -> LumaImage { try sampler.scale(frame) }
 }
 
 /// Decodes one video stream and scales each picture to a small luma plane for motion analysis.
@@ -26,7 +37,9 @@ public final class LumaSampler {
     /// - Parameters:
     ///   - width: analysis width; the height follows the source aspect ratio (rounded to even).
     ///   - threads: decoder threads (0 = FFmpeg's choice).
-    public init(input: MediaInput, width: Int = 160, threads: Int = 1) throws {
+    /// - Parameters:
+    ///   - height: analysis height; pass both to match the motion detector's plane exactly.
+    public init(input: MediaInput, width: Int = 160, height: Int? = nil, threads: Int = 1) throws {
         guard let video = input.video, let w = video.width, let h = video.height, w > 0, h > 0 else {
             throw MediaError("\(input.url) has no decodable video stream")
         }
@@ -35,25 +48,29 @@ public final class LumaSampler {
         frame = try Frame()
         scaled = try Frame()
         self.width = min(width, w)
-        height = max(2, Int((Double(self.width) * Double(h) / Double(w) / 2).rounded()) * 2)
-        converter = PixelConverter(width: self.width, height: height, format: AV_PIX_FMT_GRAY8, flags: SWS_AREA)
+        self.height = height ?? max(2, Int((Double(self.width) * Double(h) / Double(w) / 2).rounded()) * 2)
+        converter = PixelConverter(width: self.width, height: self.height, format: AV_PIX_FMT_GRAY8, flags: SWS_AREA)
     }
 
-    /// Decodes `packet` (nil drains) and hands every picture, as a luma plane, to `body`.
-    public func decode(_ packet: Packet?, _ body: (LumaImage) throws -> Void) throws {
+    /// Decodes `packet` (nil drains) and hands every decoded picture to `body` in presentation order.
+    public func decode(_ packet: Packet?, _ body: (DecodedPicture) throws -> Void) throws {
         try decoder.decode(packet, into: frame) { picture in
-            try converter.convert(picture, into: scaled)
-            let p = scaled.pointer.pointee
-            let stride = Int(p.linesize.0)
-            var pixels = [UInt8](repeating: 0, count: width * height)
-            pixels.withUnsafeMutableBufferPointer { out in
-                for row in 0..<height {
-                    (out.baseAddress! + row * width).update(from: p.data.0! + row * stride, count: width)
-                }
-            }
-            let ts = picture.bestEffortTimestamp ?? 0
-            try body(LumaImage(width: width, height: height, pixels: pixels,
-                               time: decoder.timeBase.time(ts).seconds, isKeyframe: picture.isKeyframe))
+            guard let ts = picture.bestEffortTimestamp else { return }
+            try body(DecodedPicture(time: decoder.timeBase.time(ts), isKeyframe: picture.isKeyframe, sampler: self,
+                                    frame: picture))
         }
+    }
+
+    fileprivate func scale(_ picture: Frame) throws -> LumaImage {
+        try converter.convert(picture, into: scaled)
+        let p = scaled.pointer.pointee
+        let stride = Int(p.linesize.0)
+        var pixels = [UInt8](repeating: 0, count: width * height)
+        pixels.withUnsafeMutableBufferPointer { out in
+            for row in 0..<height {
+                (out.baseAddress! + row * width).update(from: p.data.0! + row * stride, count: width)
+            }
+        }
+        return LumaImage(width: width, height: height, pixels: pixels)
     }
 }

@@ -38,7 +38,13 @@ public final class MediaInput {
             throw FFmpegError("open \(url)", code: opened)
         }
         ctx = openedContext
-        let probed = avformat_find_stream_info(ctx, nil)
+        // Probe with single-threaded decoders: frame threading would allocate a picture pool per thread just to
+        // read the stream parameters, and that high-water mark stays in the process's peak memory.
+        let streamCount = Int(ctx.pointee.nb_streams)
+        var probeOptions = [OpaquePointer?](repeating: nil, count: max(streamCount, 1))
+        for i in 0..<streamCount { av_dict_set(&probeOptions[i], "threads", "1", 0) }
+        defer { for i in 0..<streamCount { av_dict_free(&probeOptions[i]) } }
+        let probed = avformat_find_stream_info(ctx, &probeOptions)
         if probed < 0 {
             var doomed: UnsafeMutablePointer<AVFormatContext>? = ctx
             avformat_close_input(&doomed)
@@ -71,10 +77,11 @@ public final class MediaInput {
 
     func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> { context.pointee.streams[index]! }
 
-    /// Video frames the container's index promises (MP4/MOV/MKV with an index), or nil when it cannot know
-    /// (streams, MPEG-TS). Fewer frames than this at the end of the file means the file is truncated.
+    /// Video frames an MP4/MOV sample table promises, or nil for containers whose frame count is not a promise
+    /// (AVI counts empty placeholder frames its demuxer drops; streams and MPEG-TS have no index). Fewer frames than
+    /// this at the end of the file means the file is truncated.
     public var indexedVideoFrames: Int? {
-        guard let v = video else { return nil }
+        guard let v = video, formatName.hasPrefix("mov,mp4") else { return nil }
         let n = stream(v.index).pointee.nb_frames
         return n > 0 ? Int(n) : nil
     }

@@ -33,6 +33,8 @@ final class PassthroughConditioner: TrackConditioner {
     let timeBase: TimeBase
     private let input: CodecParameters
     private var adts: BitstreamFilter?
+    /// The input parameters completed with the AudioSpecificConfig `aac_adtstoasc` derives from the first ADTS header.
+    private var reframed: CodecParameters?
     private var decided = false
     private let probe: RandomAccessProbe
 
@@ -44,6 +46,7 @@ final class PassthroughConditioner: TrackConditioner {
     }
 
     func outputParameters() throws -> CodecParameters {
+        if let reframed { return reframed }
         if let adts { return try adts.outputParameters() }
         return input
     }
@@ -56,11 +59,24 @@ final class PassthroughConditioner: TrackConditioner {
                 adts = try BitstreamFilter(name: "aac_adtstoasc", input: input, timeBase: timeBase)
             }
         }
-        if let adts { try adts.filter(packet, emit: emit) } else { try emit(packet) }
+        if let adts { try adts.filter(packet) { try takeConfiguration($0, from: adts); try emit($0) } } else { try emit(packet) }
     }
 
     func drain(emit: (Packet) throws -> Void) throws {
-        try adts?.filter(nil, emit: emit)
+        guard let adts else { return }
+        try adts.filter(nil) { try takeConfiguration($0, from: adts); try emit($0) }
+    }
+
+    /// FFmpeg 5.1's aac_adtstoasc hands the AudioSpecificConfig over as NEW_EXTRADATA side data on its first output
+    /// packet, not in its output parameters; a CMAF header is written before any sample, so we must carry it over
+    /// ourselves or the `esds` would have no decoder configuration.
+    private func takeConfiguration(_ packet: Packet, from filter: BitstreamFilter) throws {
+        guard reframed == nil else { return }
+        var size = 0
+        guard let data = av_packet_get_side_data(packet.pointer, AV_PKT_DATA_NEW_EXTRADATA, &size), size > 0 else { return }
+        let parameters = try filter.outputParameters()
+        try parameters.setExtradata(UnsafeBufferPointer(start: data, count: size))
+        reframed = parameters
     }
 
     func isRandomAccess(_ packet: Packet) -> Bool {

@@ -1,13 +1,56 @@
 import Foundation
+import MediaIO
+import Timeline
 
 /// `report.json`: what was read, what was written, and the exact times of every segment.
 public struct RecordingReport: Codable, Sendable {
     public var tool: String = "pushav"
     public var input: InputFacts
     public var options: OptionsEcho
+    /// Every recorded clip (session), in start order.
     public var sessions: [SessionRecord]
+    /// Motion the detector saw at the report sensitivity, seconds on the input timeline.
+    public var motion: [MotionInterval] = []
+    /// Memory the pre-roll buffer held at most.
+    public var preRollBuffer: BufferUse?
     /// Set when the input failed part-way; everything listed was finished before the fault and is valid.
     public var error: String?
+
+    public struct MotionInterval: Codable, Sendable, Equatable {
+        public var start: Double
+        public var end: Double
+    }
+
+    public struct BufferUse: Codable, Sendable {
+        public var peakBytes: Int
+        public var peakPackets: Int
+        /// Seconds of media it keeps behind the newest packet (MaxPreRollLen + 2 keyframe intervals).
+        public var retention: Double
+    }
+
+    public struct PolicyEcho: Codable, Sendable {
+        public var trigger: String
+        public var initial: Double
+        public var augmentation: Double
+        public var maxDuration: Double
+        public var blind: Double
+        public var preRoll: Int
+        public var sensitivity: Int
+        public var zones: [Int?]
+        public var output: String
+
+        init(_ p: ClipPolicy) {
+            trigger = p.trigger.rawValue
+            initial = p.timeControl.initialDuration.seconds
+            augmentation = p.timeControl.augmentationDuration.seconds
+            maxDuration = p.timeControl.maxDuration.seconds
+            blind = p.timeControl.blindDuration.seconds
+            preRoll = Int(p.maxPreRoll.converted(to: 1000).value)
+            sensitivity = p.motionFilter.sensitivity
+            zones = p.motionFilter.zones.map { $0.zone.map(Int.init) }
+            output = p.output.path
+        }
+    }
 
     public struct InputFacts: Codable, Sendable {
         public var url: String
@@ -31,7 +74,7 @@ public struct RecordingReport: Codable, Sendable {
     }
 
     public struct OptionsEcho: Codable, Sendable {
-        public var trigger: String
+        public var policies: [PolicyEcho]
         public var segmentDuration: Int
         public var chunkDuration: Int
         public var audio: Bool
@@ -41,10 +84,21 @@ public struct RecordingReport: Codable, Sendable {
 /// One recorded session (one event clip, or the whole input in continuous mode).
 public struct SessionRecord: Codable, Sendable {
     public var session: Int
-    /// Seconds on the input's presentation timeline, 0 = its first frame.
+    /// Activation time t0 (seconds on the input's presentation timeline, 0 = its first frame, like every time here).
+    public var trigger: Double?
+    /// `motion`, `command` or `continuous` (the Begin event's TriggerType).
+    public var triggerType: String?
+    /// First frame of the clip: the keyframe the pre-roll rule chose.
     public var start: Double
+    /// Exclusive end: t0 + the final MotionDetectedDuration, or where the input ended.
     public var end: Double
     public var duration: Double
+    /// t0 − start.
+    public var preRoll: Double?
+    /// The final D (nil for continuous recordings).
+    public var motionDetectedDuration: Double?
+    public var augmentations: Int?
+    /// `motionDetectedDuration`, `maxDuration`, `endOfInput` (or `sessionLength`, `transportInactive`).
     public var endReason: String
     public var clip: String?
     public var tracks: [TrackRecord]
@@ -63,7 +117,10 @@ public struct TrackRecord: Codable, Sendable {
     /// Offset of this track's first sample from the session start, in seconds (tfdt of its first segment).
     public var startOffset: Double
     public var `init`: String
-    public var segments: [SegmentRecord]
+    /// Segment files, relative to the output directory, in order.
+    public var segments: [String]
+    /// Each segment's times, read back from its boxes.
+    public var segmentDetails: [SegmentRecord]
 }
 
 /// One written segment file.
@@ -79,4 +136,31 @@ public struct SegmentRecord: Codable, Sendable {
     public var samples: Int
     public var chunks: Int
     public var bytes: Int
+}
+
+extension SessionRecord {
+    init(session: Int, start: Double, end: Double, duration: Double, endReason: String, clip: String?, tracks: [TrackRecord]) {
+        self.init(session: session, trigger: nil, triggerType: nil, start: start, end: end, duration: duration,
+                  preRoll: nil, motionDetectedDuration: nil, augmentations: nil, endReason: endReason, clip: clip,
+                  tracks: tracks)
+    }
+
+    /// Moves times from the input's raw timestamps to the report timeline (0 = the input's first video frame).
+    mutating func rebase(to origin: MediaTime) {
+        let o = origin.seconds
+        start -= o
+        end -= o
+        trigger = trigger.map { $0 - o }
+        for t in tracks.indices {
+            for s in tracks[t].segmentDetails.indices { tracks[t].segmentDetails[s].start += start }
+        }
+    }
+}
+
+extension RecordingReport.StreamFacts {
+    init(_ s: StreamDescription) {
+        self.init(index: s.index, codec: s.codec, profile: s.profile, timeBase: s.timeBase.description, width: s.width,
+                  height: s.height, frameRate: s.frameRate, sampleRate: s.sampleRate, channels: s.channels,
+                  bitRate: s.bitRate)
+    }
 }

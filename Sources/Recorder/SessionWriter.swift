@@ -145,10 +145,10 @@ final class SessionWriter {
     private func trackRecord(_ track: TrackOutput) throws -> TrackRecord {
         let scale = Double(track.muxer.timeBase.den) / Double(track.muxer.timeBase.num)
         return TrackRecord(
-            name: layout.trackName(track.role), kind: track.role, codec: CodecStrings.rfc6381(initSegment: track.muxer.initSegment) ?? track.sourceCodec,
+            name: layout.trackName(track.role), kind: track.role, codec: track.header.codecString ?? track.sourceCodec,
             sourceCodec: track.sourceCodec, transcoded: track.transcoded, timescale: track.timescale,
             startOffset: Double(track.firstPresentation ?? 0) / scale, init: layout.initPath(track.role),
-            segments: track.segments)
+            segments: track.segments.map(\.path), segmentDetails: track.segments)
     }
 }
 

@@ -1,3 +1,4 @@
+import CMAF
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -21,9 +22,9 @@ final class TrackOutput {
     private var openBytes: [UInt8] = []
     private var openChunks = 0
     private var openSamples = 0
-    private var openStart: Int64?  // earliest presentation tick of the open segment, muxer time base
-    private var openDuration: Int64 = 0
     private(set) var firstPresentation: Int64?
+    /// The written CMAF header, parsed back: codec string, and the key to parse our own segments.
+    let header: CMAFHeader
 
     init(
         role: MediaTrackRole, conditioner: any TrackConditioner, sourceCodec: String, start: MediaTime,
@@ -43,6 +44,7 @@ final class TrackOutput {
         let timescale: Int32? = role == .video ? (tb.num == 1 && tb.den >= 1000 ? tb.den : 90000) : nil
         muxer = try CMAFTrackMuxer(parameters: conditioner.outputParameters(), kind: role == .video ? .video : .audio,
                                    timescale: timescale)
+        header = try CMAFHeader(bytes: muxer.initSegment, fileName: layout.initPath(role))
         try files.write(muxer.initSegment, to: layout.initPath(role))
         emit?(.initSegment(session: layout.session, track: layout.trackName(role), path: layout.initPath(role),
                            bytes: muxer.initSegment))
@@ -62,8 +64,6 @@ final class TrackOutput {
     func write(_ packet: Packet, pts: Int64, dts: Int64, duration: Int64) throws {
         try muxer.write(packet, pts: pts, dts: dts, duration: duration)
         openSamples += 1
-        openDuration += duration
-        openStart = min(openStart ?? pts, pts)
         if firstPresentation == nil { firstPresentation = pts }
     }
 
@@ -81,17 +81,19 @@ final class TrackOutput {
         try files.write(openBytes, to: path)
         emit?(.segmentFinished(session: layout.session, track: layout.trackName(role), number: 1000 + number,
                                path: path, bytes: openBytes))
-        let scale = Double(muxer.timeBase.den) / Double(muxer.timeBase.num)
-        let start = openStart ?? 0
+        // Report what the boxes say, not what we asked for: the muxer derives sample durations from decode-time
+        // deltas, so the file is the only truth about a segment's start and length.
+        let written = try CMAFSegment(bytes: openBytes, fileName: path, header: header)
+        let scale = Double(written.timescale)
+        let tfdt = Int64(written.startDecodeTime ?? 0)
+        let earliest = written.earliestPresentationTime ?? tfdt
         segments.append(SegmentRecord(
-            path: path, number: 1000 + number, start: Double(start) / scale, duration: Double(openDuration) / scale,
-            baseMediaDecodeTime: start, durationTicks: openDuration, samples: openSamples, chunks: openChunks,
-            bytes: openBytes.count))
+            path: path, number: 1000 + number, start: Double(earliest) / scale, duration: written.durationSeconds,
+            baseMediaDecodeTime: tfdt, durationTicks: Int64(written.duration), samples: written.sampleCount,
+            chunks: written.chunkCount, bytes: openBytes.count))
         openBytes.removeAll(keepingCapacity: true)
         openChunks = 0
         openSamples = 0
-        openStart = nil
-        openDuration = 0
     }
 
     private func convert(_ ticks: Int64, _ from: TimeBase, _ to: TimeBase) -> Int64 {

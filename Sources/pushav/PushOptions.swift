@@ -99,7 +99,11 @@ final class RecordingUpload: Sendable {
         guard let uploader = try push.makeUploader(defaultSpool: options.output.appendingPathComponent(".spool"),
                                                    segmentDuration: segment, logger: logger)
         else { return nil }
-        options.firstSession = max(options.firstSession, try uploader.spool.nextSessionNumber(connection: uploader.endpoint.connection))
+        // Session numbers only ever increase per connection, across runs: continue after what the spool has seen.
+        let next = try uploader.spool.nextSessionNumber(connection: uploader.endpoint.connection)
+        for index in options.policies.indices {
+            options.policies[index].firstSession = max(options.policies[index].firstSession, next)
+        }
         let upload = RecordingUpload(uploader: uploader, logger: logger)
         options.events = { event in
             if let mapped = IngestEvent(event) { upload.events.yield(mapped) }

@@ -1,33 +1,67 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Motion
 import Recorder
 import Timeline
+import TransportModel
 
-/// How a recording is triggered (Matter TransportTriggerTypeEnum).
+/// What starts a recording (Matter TransportTriggerTypeEnum).
 enum TriggerOption: String, ExpressibleByArgument, CaseIterable {
-    case continuous
+    case motion, continuous
+}
+
+/// `--zone ID:x1,y1,x2,y2,…[:sensitivity]`: a polygon in the video's pixel coordinates.
+struct ZoneArgument: ExpressibleByArgument {
+    var zone: Motion.MotionZone
+
+    init?(argument: String) {
+        let parts = argument.split(separator: ":", omittingEmptySubsequences: false)
+        guard (2...3).contains(parts.count), let id = UInt16(parts[0]) else { return nil }
+        let numbers = parts[1].split(separator: ",").compactMap { Double($0) }
+        guard numbers.count == parts[1].split(separator: ",").count, numbers.count >= 4, numbers.count % 2 == 0 else {
+            return nil
+        }
+        var sensitivity: Int?
+        if parts.count == 3 {
+            guard let s = Int(parts[2]) else { return nil }
+            sensitivity = s
+        }
+        let points = stride(from: 0, to: numbers.count, by: 2).map { ZonePoint(x: numbers[$0], y: numbers[$0 + 1]) }
+        zone = numbers.count == 4
+            ? .rectangle(id: id, x1: numbers[0], y1: numbers[1], x2: numbers[2], y2: numbers[3], sensitivity: sensitivity)
+            : Motion.MotionZone(id: id, polygon: points, sensitivity: sensitivity)
+    }
 }
 
 struct RecordCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
-        abstract: "Record an input as CMAF sessions and write a report.",
+        abstract: "Record an input as CMAF event clips (or continuously) and write a report.",
         discussion: """
+            With --trigger motion (the default) every clip follows the Matter Push AV time-control rules: it is \
+            activated by motion at t0, lasts --initial seconds, each further motion extends it by --augmentation \
+            (no second extension until the clip has run past its previous length), never beyond --max-duration; \
+            after a motion clip ends, motion is ignored for --blind seconds. A clip starts --pre-roll ms before t0 \
+            at the latest, always on a keyframe, and ends frame-accurately at t0 + its final duration. \
+            --trigger continuous records everything, a new session every --session-length seconds.
+
             Writes, under --out:
               session_<N>/<track>/<track>.init          CMAF header (ftyp + moov) of each track
               session_<N>/<track>/segment_<1001+k>.m4s  CMAF segments (prft + moof + mdat per chunk)
-              clips/session_<N>.mp4                     an ordinary MP4 of the session, for people
-              report.json                               input facts, tracks, codec strings, segment times
+              clips/session_<N>.mp4                     an ordinary MP4 of each clip, for people
+              report.json                               motion intervals, every clip's trigger/start/end/pre-roll/
+                                                        duration/end reason, tracks, codec strings, segment times
 
             H.264, HEVC, AAC and Opus are copied as they are; other codecs are transcoded to H.264/AAC and the \
-            report says so. Segments start on IDR frames: each lasts --segment-duration, cut at the first keyframe \
-            at or after the target when the GOP does not divide it.
+            report says so. Invalid options are answered with the Matter status the Push AV cluster would give.
 
             Examples:
-              pushav record video.mp4 --out out --trigger continuous
-              pushav record video.mp4 --out out --trigger continuous --segment-duration 2000 --chunk-duration 500
-              pushav record rtsp://cam/stream --out out --trigger continuous --json > report.json
+              pushav record video.mp4 --out out
+              pushav record video.mp4 --out out --sensitivity 10 --initial 5 --max-duration 15 --pre-roll 2000
+              pushav record video.mp4 --out out --zone 1:0,0,640,720 --zone 2:640,0,1280,360,640,720:8
+              pushav record video.mp4 --out out --transport transport.json --json > report.json
+              pushav record rtsp://cam/stream --out out --trigger continuous --segment-duration 2000 --chunk-duration 500
             """
     )
 
@@ -37,17 +71,47 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Output directory (created if missing).")
     var out: String
 
-    @Option(name: .long, help: "What starts a recording: \(TriggerOption.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var trigger: TriggerOption = .continuous
+    @Option(name: .long, help: "What starts a recording: motion or continuous. (default: motion, or the --transport file's)")
+    var trigger: TriggerOption?
 
-    @Option(name: .long, help: "Target CMAF segment duration in milliseconds (Matter SegmentDuration).")
-    var segmentDuration: Int = 4000
+    @Option(name: .long, help: "Motion sensitivity 1 (low) … 10 (high); Google Home: Low 1, Medium 5, High 10. (default: 5)")
+    var sensitivity: Int?
 
-    @Option(name: .long, help: "CMAF chunk duration in milliseconds; 0 = one chunk per segment (Matter ChunkDuration).")
-    var chunkDuration: Int = 0
+    @Option(name: .long, help: "InitialDuration: seconds a clip lasts after its activation. (default: 10)")
+    var initial: Int?
+
+    @Option(name: .long, help: "AugmentationDuration: seconds each further motion adds. (default: 5)")
+    var augmentation: Int?
+
+    @Option(name: .long, help: "MaxDuration: the longest a clip lasts after its activation, in seconds. (default: 30)")
+    var maxDuration: Int?
+
+    @Option(name: .long, help: "BlindDuration: seconds motion is ignored after a motion clip. (default: 30)")
+    var blind: Int?
+
+    @Option(name: .long, help: "MaxPreRollLen: how much before the trigger a clip may start, in ms; 0 = none. (default: 4000)")
+    var preRoll: Int?
+
+    @Option(name: .long, help: "A motion zone ID:x1,y1,x2,y2[,x3,y3…][:sensitivity] in video pixels (repeatable; 2 points = rectangle).")
+    var zone: [ZoneArgument] = []
+
+    @Option(name: .long, help: "Target CMAF segment duration in ms (Matter SegmentDuration, 500…65500). (default: 4000)")
+    var segmentDuration: Int?
+
+    @Option(name: .long, help: "CMAF chunk duration in ms, at most half the segment; 0 = no chunks (Matter ChunkDuration). (default: 0)")
+    var chunkDuration: Int?
+
+    @Option(name: .long, help: "Continuous recording: seconds per CMAF session.")
+    var sessionLength: Int = 300
+
+    @Option(name: .long, help: "A TransportOptions JSON document (Google Home / Matter field names); flags override it.")
+    var transport: String?
 
     @Flag(name: .long, help: "Record video only.")
     var noAudio = false
+
+    @Flag(name: .long, help: "Do not write the playable clips/session_<N>.mp4 (a sidecar that only uploads saves one copy).")
+    var noClip = false
 
     @Flag(name: .long, help: "Print the report as JSON on stdout instead of a summary.")
     var json = false
@@ -57,31 +121,22 @@ struct RecordCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Upload") var push: PushOptions
 
-    func validate() throws {
-        guard (100...60_000).contains(segmentDuration) else {
-            throw ValidationError("--segment-duration must be 100…60000 ms, got \(segmentDuration)")
-        }
-        guard chunkDuration == 0 || (10..<segmentDuration).contains(chunkDuration) else {
-            throw ValidationError("--chunk-duration must be 0 or 10 ms up to the segment duration, got \(chunkDuration)")
-        }
-    }
-
     func run() async throws {
         let logger = CLILogging.logger(verbose: verbose)
-        var options = RecordingOptions(output: URL(fileURLWithPath: out))
-        options.segmentDuration = .milliseconds(Int64(segmentDuration))
-        options.chunkDuration = chunkDuration > 0 ? .milliseconds(Int64(chunkDuration)) : nil
+        let output = URL(fileURLWithPath: out)
+        let transportOptions = try resolvedTransportOptions()
+        var options = try Self.recordingOptions(transportOptions, zones: zone.map(\.zone), output: output,
+                                                sessionLength: sessionLength)
         options.includeAudio = !noAudio
+        options.writeClips = !noClip
         let upload = try RecordingUpload.start(push, options: &options, logger: logger)
         let progressLine = ProgressLine(enabled: !json)
         let report: RecordingReport
         do {
-            report = try await Recorder.recordContinuous(input: input, options: options, logger: logger) { p in
-                progressLine.show(p)
-            }
+            report = try await Recorder.record(input: input, options: options, logger: logger) { progressLine.show($0) }
         } catch let failure as RecordingFailure {
             progressLine.clear()
-            if let partial = failure.report { try? ReportFile.write(partial, to: options.output) }
+            if let partial = failure.report { try? ReportFile.write(partial, to: output) }
             throw CLIError("\(failure.underlying)" + (failure.report.map { " (\(ReportFile.summaryOfSaved($0)))" } ?? ""))
         } catch {
             progressLine.clear()
@@ -89,11 +144,134 @@ struct RecordCommand: AsyncParsableCommand {
         }
         progressLine.clear()
         try await upload?.finish()
-        try ReportFile.write(report, to: options.output)
-        if json {
-            print(try ReportFile.encode(report))
+        try ReportFile.write(report, to: output)
+        print(json ? try ReportFile.encode(report) : ReportFile.summary(report, directory: out))
+    }
+
+    /// The transport's options: the --transport document (or defaults), with the flags applied, validated the way
+    /// the cluster validates AllocatePushTransport.
+    func resolvedTransportOptions() throws -> TransportOptionsStruct {
+        var t: TransportOptionsStruct
+        if let transport {
+            guard let data = FileManager.default.contents(atPath: transport) else {
+                throw CLIError("cannot read --transport \(transport)")
+            }
+            do {
+                t = try JSONDecoder().decode(TransportOptionsStruct.self, from: data)
+            } catch {
+                throw CLIError("INVALID_COMMAND (0x85): \(transport) is not a TransportOptions document: \(error)")
+            }
         } else {
-            print(ReportFile.summary(report, directory: out))
+            t = TransportOptionsStruct(
+                streamUsage: .recording, tlsEndpointID: 0, url: "https://localhost/pushav/",
+                triggerOptions: TransportTriggerOptionsStruct(triggerType: .motion),
+                containerOptions: ContainerOptionsStruct(cmafContainerOptions: .init(segmentDuration: 4000, chunkDuration: 0)))
+        }
+        if let trigger { t.triggerOptions.triggerType = trigger == .motion ? .motion : .continuous }
+        let isContinuous = t.triggerOptions.triggerType == .continuous
+        var control = t.triggerOptions.motionTimeControl
+            ?? TransportMotionTriggerTimeControlStruct(initialDuration: 10, augmentationDuration: 5, maxDuration: 30, blindDuration: 30)
+        if let initial { control.initialDuration = try Self.narrow(initial, "--initial") }
+        if let augmentation { control.augmentationDuration = try Self.narrow(augmentation, "--augmentation") }
+        if let maxDuration { control.maxDuration = UInt32(try Self.narrow(maxDuration, "--max-duration") as UInt16) }
+        if let blind { control.blindDuration = try Self.narrow(blind, "--blind") }
+        if isContinuous {
+            t.triggerOptions.motionTimeControl = nil
+            t.triggerOptions.maxPreRollLen = nil
+            t.triggerOptions.motionZones = nil
+            t.triggerOptions.motionSensitivity = nil
+        } else {
+            t.triggerOptions.motionTimeControl = control
+            if let preRoll { t.triggerOptions.maxPreRollLen = try Self.narrow(preRoll, "--pre-roll") }
+            if t.triggerOptions.maxPreRollLen == nil { t.triggerOptions.maxPreRollLen = 4000 }
+            if let sensitivity {
+                guard (0...255).contains(sensitivity) else {
+                    throw CLIError("CONSTRAINT_ERROR (0x87): --sensitivity must be 1…10, got \(sensitivity)")
+                }
+                t.triggerOptions.motionSensitivity = .value(UInt8(sensitivity))
+            }
+            if t.triggerOptions.motionSensitivity == nil && zone.isEmpty { t.triggerOptions.motionSensitivity = .value(5) }
+            if !zone.isEmpty {
+                t.triggerOptions.motionZones = .value(zone.map {
+                    TransportZoneOptionsStruct(zone: .value($0.zone.id), sensitivity: $0.zone.sensitivity.map { UInt8(clamping: $0) })
+                })
+            }
+            if t.triggerOptions.motionZones == nil { t.triggerOptions.motionZones = .null }
+        }
+        var cmaf = t.containerOptions.cmafContainerOptions ?? .init(segmentDuration: 4000, chunkDuration: 0)
+        if let segmentDuration { cmaf.segmentDuration = try Self.narrow(segmentDuration, "--segment-duration") }
+        if let chunkDuration { cmaf.chunkDuration = try Self.narrow(chunkDuration, "--chunk-duration") }
+        t.containerOptions.cmafContainerOptions = cmaf
+        let perZone = zone.contains { $0.zone.sensitivity != nil }
+            || (t.triggerOptions.motionZones?.value ?? []).contains { $0.sensitivity != nil }
+        do {
+            try t.validateShape(features: perZone ? [.perZoneSensitivity] : [])
+        } catch {
+            throw CLIError(MatterStatusText.describe(error))
+        }
+        for entry in t.triggerOptions.motionZones?.value ?? [] {
+            if let id = entry.zone.value, !zone.contains(where: { $0.zone.id == id }) {
+                throw CLIError("cluster InvalidZone (0x05): motion zone \(id) has no polygon; give it with --zone \(id):x1,y1,x2,y2")
+            }
+        }
+        return t
+    }
+
+    static func narrow(_ value: Int, _ flag: String) throws -> UInt16 {
+        guard let v = UInt16(exactly: value) else {
+            throw CLIError("CONSTRAINT_ERROR (0x87): \(flag) must be 0…65535, got \(value)")
+        }
+        return v
+    }
+
+    /// Turns validated TransportOptions into the recorder's clip policy.
+    static func recordingOptions(
+        _ t: TransportOptionsStruct, zones: [Motion.MotionZone], output: URL, sessionLength: Int
+    ) throws -> RecordingOptions {
+        let triggers = t.triggerOptions
+        let cmaf = t.containerOptions.cmafContainerOptions!
+        var policy: ClipPolicy
+        switch triggers.triggerType {
+        case .continuous:
+            policy = ClipPolicy(trigger: .continuous, maxPreRoll: .zero,
+                                continuousSessionLength: .seconds(Int64(max(1, sessionLength))), output: output)
+        default:
+            let c = triggers.motionTimeControl!
+            let entries = (triggers.motionZones?.value ?? []).map { entry in
+                MotionTriggerFilter.ZoneEntry(
+                    zone: entry.zone.value,
+                    sensitivity: Int(triggers.effectiveSensitivity(
+                        for: entry, zoneManagementSensitivity: zones.first { $0.id == entry.zone.value }?.sensitivity.map(UInt8.init))))
+            }
+            policy = ClipPolicy(
+                trigger: .motion,
+                timeControl: ClipTimeControl(initial: Int64(c.initialDuration), augmentation: Int64(c.augmentationDuration),
+                                             max: Int64(c.maxDuration), blind: Int64(c.blindDuration)),
+                maxPreRoll: .milliseconds(Int64(triggers.maxPreRollLen ?? 0)),
+                motionFilter: MotionTriggerFilter(zones: entries, sensitivity: Int(triggers.motionSensitivity?.value ?? 10)),
+                output: output)
+        }
+        var options = RecordingOptions(output: output, policies: [policy])
+        options.segmentDuration = .milliseconds(Int64(cmaf.segmentDuration))
+        options.chunkDuration = cmaf.chunkDuration > 0 ? .milliseconds(Int64(cmaf.chunkDuration)) : nil
+        options.zones = zones
+        options.reportSensitivity = policy.motionFilter.sensitivity
+        if let name = t.videoStreams?.first?.videoStreamName ?? cmaf.trackName { options.videoTrackName = name }
+        if let name = t.audioStreams?.first?.audioStreamName { options.audioTrackName = name }
+        return options
+    }
+}
+
+/// Matter statuses as a controller shows them: `CONSTRAINT_ERROR (0x87)`, `cluster InvalidPreRollLength (0x0C)`.
+enum MatterStatusText {
+    static func describe(_ error: TransportCommandError) -> String {
+        switch error.status {
+        case .interactionModel(let s):
+            let name = "\(s)".reduce(into: "") { $0 += $1.isUppercase ? "_\($1)" : $1.uppercased() }
+            return "\(name) (0x\(String(s.rawValue, radix: 16, uppercase: true))): \(error.message)"
+        case .cluster(let s):
+            let name = "\(s)".prefix(1).uppercased() + "\(s)".dropFirst()
+            return "cluster \(name) (0x\(String(format: "%02X", s.rawValue))): \(error.message)"
         }
     }
 }

@@ -70,10 +70,20 @@ enum ReportFile {
         }
         if let a = input.audio { facts += ", \(a.codec) \(a.sampleRate ?? 0) Hz" }
         lines.append(facts)
+        if !report.motion.isEmpty {
+            lines.append("motion: " + report.motion.map { String(format: "%.2f–%.2f s", $0.start, $0.end) }.joined(separator: ", "))
+        }
+        if report.sessions.isEmpty { lines.append("no clip recorded") }
         for s in report.sessions {
-            lines.append(String(format: "session %d: %.3f–%.3f s (%.3f s), %@", s.session, s.start, s.end, s.duration, s.endReason))
+            var head = String(format: "session %d: %.3f–%.3f s (%.3f s), %@", s.session, s.start, s.end, s.duration, s.endReason)
+            if let t0 = s.trigger, s.triggerType != "continuous" {
+                head += String(format: "; trigger %.3f s, pre-roll %.3f s", t0, s.preRoll ?? 0)
+                if let d = s.motionDetectedDuration { head += String(format: ", D %.0f s", d) }
+                if let a = s.augmentations, a > 0 { head += ", \(a) augmentation(s)" }
+            }
+            lines.append(head)
             for t in s.tracks {
-                let total = t.segments.map(\.duration).reduce(0, +)
+                let total = t.segmentDetails.map(\.duration).reduce(0, +)
                 lines.append(String(format: "  %@ %@%@: %d segment(s), %.3f s, timescale %d, init %@", t.name, t.codec,
                                     t.transcoded ? " (transcoded from \(t.sourceCodec))" : "", t.segments.count, total,
                                     t.timescale, "\(directory)/\(t.`init`)"))

@@ -211,7 +211,7 @@ struct SampleMedia: Sendable {
         options.chunkDuration = chunked ? .milliseconds(250) : nil
         options.includeAudio = false
         options.writeClips = false
-        options.firstSession = session
+        options.policies[0].firstSession = session
         let collected = EventLog()
         options.events = { event in collected.append(event) }
         _ = try await Recorder.recordContinuous(input: input.path, options: options)

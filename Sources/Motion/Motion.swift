@@ -1,1 +1,0 @@
-// Placeholder: the Motion module is built in its own issue.

@@ -1,0 +1,75 @@
+/// A Zone Management zone ID (Matter `ZoneID`, uint16).
+public typealias ZoneID = UInt16
+
+/// A point in the video's own pixel coordinates (what a TwoDCartesianZone vertex holds).
+public struct ZonePoint: Sendable, Hashable {
+    public var x: Double
+    public var y: Double
+
+    public init(x: Double, y: Double) {
+        self.x = x
+        self.y = y
+    }
+}
+
+/// A motion zone: a polygon in the source video's pixel coordinates, with an optional own sensitivity
+/// (PERZONESENS). Without one, the detector's sensitivity applies.
+public struct MotionZone: Sendable, Hashable {
+    public var id: ZoneID
+    /// Vertices in order; the polygon closes itself. Inside is decided by the even-odd rule.
+    public var polygon: [ZonePoint]
+    public var sensitivity: Int?
+
+    public init(id: ZoneID, polygon: [ZonePoint], sensitivity: Int? = nil) {
+        self.id = id
+        self.polygon = polygon
+        self.sensitivity = sensitivity
+    }
+
+    /// An axis-aligned rectangle from (x1, y1) to (x2, y2), as `--zone ID:x1,y1,x2,y2` gives it.
+    public static func rectangle(id: ZoneID, x1: Double, y1: Double, x2: Double, y2: Double, sensitivity: Int? = nil) -> MotionZone {
+        MotionZone(
+            id: id,
+            polygon: [ZonePoint(x: x1, y: y1), ZonePoint(x: x2, y: y1), ZonePoint(x: x2, y: y2), ZonePoint(x: x1, y: y2)],
+            sensitivity: sensitivity)
+    }
+
+    /// The analysis pixels whose centres fall inside the polygon scaled from `source` to `analysis` size.
+    /// A zone smaller than one analysis pixel still gets the pixel under its centroid, so it can never go blind.
+    func rasterised(sourceWidth: Int, sourceHeight: Int, analysisWidth: Int, analysisHeight: Int) -> [Int] {
+        guard polygon.count >= 3 else { return [] }
+        let scaleX = Double(analysisWidth) / Double(sourceWidth)
+        let scaleY = Double(analysisHeight) / Double(sourceHeight)
+        let vertices = polygon.map { ZonePoint(x: $0.x * scaleX, y: $0.y * scaleY) }
+        var inside: [Int] = []
+        for y in 0..<analysisHeight {
+            let py = Double(y) + 0.5
+            // Even-odd rule along this row: the x positions where edges cross it, sorted.
+            var crossings: [Double] = []
+            for i in vertices.indices {
+                let a = vertices[i]
+                let b = vertices[(i + 1) % vertices.count]
+                if (a.y <= py) != (b.y <= py) {
+                    crossings.append(a.x + (py - a.y) * (b.x - a.x) / (b.y - a.y))
+                }
+            }
+            crossings.sort()
+            var pair = 0
+            while pair + 1 < crossings.count {
+                // Pixel centres x + 0.5 inside [left, right).
+                let first = Swift.max(0, Int((crossings[pair] - 0.5).rounded(.up)))
+                let last = Swift.min(analysisWidth - 1, Int((crossings[pair + 1] - 0.5).rounded(.up)) - 1)
+                if first <= last { inside += (first...last).map { y * analysisWidth + $0 } }
+                pair += 2
+            }
+        }
+        if inside.isEmpty {
+            let cx = vertices.map(\.x).reduce(0, +) / Double(vertices.count)
+            let cy = vertices.map(\.y).reduce(0, +) / Double(vertices.count)
+            let x = Swift.min(Swift.max(Int(cx), 0), analysisWidth - 1)
+            let y = Swift.min(Swift.max(Int(cy), 0), analysisHeight - 1)
+            inside = [y * analysisWidth + x]
+        }
+        return inside
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import Logging
+import MediaIO
+import Timeline
+
+/// One transport connection's clips: its ``ClipTimeline`` decides begin and end; open clips take packets from the
+/// shared ``PreRollBuffer`` as the analysis time passes them.
+final class ClipRunner {
+    private(set) var timeline: ClipTimeline
+    let policy: ClipPolicy
+    private let settings: SessionSettings
+    private var nextSession: Int
+    private var open: OpenClip?
+    private var closing: [OpenClip] = []
+    /// A Begin that found no keyframe at or before its anchor yet; it starts at the next one.
+    private var pendingBegin: ClipBegin?
+    private(set) var records: [SessionRecord] = []
+    private let logger: Logger
+
+    init(policy: ClipPolicy, settings: SessionSettings, logger: Logger) {
+        self.policy = policy
+        self.settings = settings
+        self.logger = logger
+        nextSession = policy.firstSession
+        timeline = ClipTimeline(configuration: .init(
+            trigger: policy.trigger, motionTimeControl: policy.timeControl,
+            continuousSessionLength: policy.continuousSessionLength))
+    }
+
+    /// The lowest buffer sequence an open or closing clip still needs.
+    var oldestNeeded: Int? {
+        ([open].compactMap { $0 } + closing).map(\.cursor).min() ?? (pendingBegin == nil ? nil : 0)
+    }
+
+    var sessionCount: Int { records.count + (open == nil ? 0 : 1) + closing.count }
+
+    // MARK: Timeline inputs
+
+    func frame(at time: MediaTime, isKeyframe: Bool, buffer: PreRollBuffer) throws {
+        try apply(timeline.frame(at: time, isKeyframe: isKeyframe), buffer: buffer)
+    }
+
+    func motion(at time: MediaTime, buffer: PreRollBuffer) throws {
+        try apply(timeline.motion(at: time), buffer: buffer)
+    }
+
+    func endOfInput(at time: MediaTime, buffer: PreRollBuffer) throws {
+        try apply(timeline.endOfInput(at: time), buffer: buffer)
+        try pump(buffer: buffer, analysisTime: nil, inputEnded: true)
+        if let begin = pendingBegin {
+            logger.notice("clip activated at \(begin.activationTime.seconds) s found no keyframe before the input ended")
+            pendingBegin = nil
+        }
+    }
+
+    private func apply(_ decisions: [ClipDecision], buffer: PreRollBuffer) throws {
+        for decision in decisions {
+            switch decision {
+            case .begin(let begin):
+                try start(begin, buffer: buffer)
+            case .extend(let ext):
+                logger.debug("clip extended", metadata: ["D": "\(ext.motionDetectedDuration.seconds)", "at": "\(ext.time.seconds)"])
+            case .end(let end):
+                if let clip = open {
+                    clip.end = end
+                    closing.append(clip)
+                    open = nil
+                } else if pendingBegin?.recording == end.recording {
+                    pendingBegin = nil  // ended before any keyframe arrived: nothing to record
+                }
+            }
+        }
+    }
+
+    /// Opens a session at the keyframe the pre-roll rule picks.
+    private func start(_ begin: ClipBegin, buffer: PreRollBuffer) throws {
+        let preRoll = begin.trigger == .continuous ? MediaTime.zero : policy.maxPreRoll
+        if let choice = PreRollRule.start(keyframes: buffer.keyframes, trigger: begin.anchor, maxPreRoll: preRoll),
+            let keyframe = buffer.keyframe(at: choice.start)
+        {
+            try open(begin, at: keyframe, buffer: buffer)
+        } else {
+            pendingBegin = begin
+            try startPendingIfPossible(buffer: buffer)
+        }
+    }
+
+    private func startPendingIfPossible(buffer: PreRollBuffer) throws {
+        guard let begin = pendingBegin,
+            let keyframe = buffer.live.first(where: { $0.kind == .video && $0.isRandomAccess && $0.pts >= begin.anchor })
+        else { return }
+        pendingBegin = nil
+        try open(begin, at: keyframe, buffer: buffer)
+    }
+
+    private func open(_ begin: ClipBegin, at keyframe: PreRollBuffer.Entry, buffer: PreRollBuffer) throws {
+        let session = nextSession
+        nextSession += 1
+        let writer = try settings.makeWriter(session: session, start: keyframe.pts, root: policy.output)
+        // Audio of the clip may precede its first keyframe in demux order: start the cursor early enough to see it;
+        // video before the keyframe is skipped and audio before the start is dropped by the writer.
+        let cursor = buffer.live.first(where: { $0.pts >= keyframe.pts - .seconds(2) })?.sequence ?? keyframe.sequence
+        open = OpenClip(begin: begin, writer: writer, start: keyframe.pts, keyframeSequence: keyframe.sequence, cursor: cursor)
+        logger.info("clip begins", metadata: [
+            "session": "\(session)", "trigger": "\(begin.trigger.rawValue)", "t0": "\(begin.activationTime.seconds)",
+            "start": "\(keyframe.pts.seconds)",
+        ])
+    }
+
+    // MARK: Packets
+
+    /// Writes what open clips may take now: packets presented before `analysisTime` (every decision about them is
+    /// made), and for ended clips whatever belongs before their end as it arrives.
+    func pump(buffer: PreRollBuffer, analysisTime: MediaTime?, inputEnded: Bool) throws {
+        try startPendingIfPossible(buffer: buffer)
+        for clip in closing { try clip.consume(buffer: buffer, limit: nil) }
+        var stillClosing: [OpenClip] = []
+        for clip in closing {
+            if inputEnded || clip.isComplete(hasAudio: settings.hasAudio) {
+                records.append(try clip.finish(inputEnded: inputEnded))
+                logger.info("clip ends", metadata: ["session": "\(clip.writer.layout.session)",
+                                                    "reason": "\(clip.end!.reason.rawValue)"])
+            } else {
+                stillClosing.append(clip)
+            }
+        }
+        closing = stillClosing
+        if let clip = open {
+            try clip.consume(buffer: buffer, limit: inputEnded ? nil : analysisTime)
+        }
+    }
+}
+
+/// A clip being written: its session, where it starts, how far through the buffer it has read, and (once the
+/// timeline decided) where it ends.
+final class OpenClip {
+    let begin: ClipBegin
+    let writer: SessionWriter
+    let start: MediaTime
+    let keyframeSequence: Int
+    private(set) var cursor: Int
+    var end: ClipEnd?
+    /// Video at or after the end, held in case a later frame (decode order) before the end references it.
+    private var held: [PreRollBuffer.Entry] = []
+    private var videoPastEnd = false
+    private var audioPastEnd = false
+
+    init(begin: ClipBegin, writer: SessionWriter, start: MediaTime, keyframeSequence: Int, cursor: Int) {
+        self.begin = begin
+        self.writer = writer
+        self.start = start
+        self.keyframeSequence = keyframeSequence
+        self.cursor = cursor
+    }
+
+    /// Open clip: writes entries presented before `limit`, stopping at the first that is not (it may still turn
+    /// out to lie after the end). Ended clip (`limit` nil): writes every frame presented before the end plus the
+    /// reference frames they need, until video decode time and audio presentation time pass the end.
+    func consume(buffer: PreRollBuffer, limit: MediaTime?) throws {
+        for entry in buffer.entries(from: cursor) {
+            if entry.kind == .video && entry.sequence < keyframeSequence {
+                cursor = entry.sequence + 1
+                continue
+            }
+            if let end = end?.end {
+                switch entry.kind {
+                case .video:
+                    if videoPastEnd || entry.dts >= end {
+                        videoPastEnd = true  // every frame presented before the end has been read
+                    } else if entry.pts < end {
+                        for h in held { try writer.writeVideo(h.packet, isRandomAccess: h.isRandomAccess) }
+                        held.removeAll()
+                        try writer.writeVideo(entry.packet, isRandomAccess: entry.isRandomAccess)
+                    } else {
+                        held.append(entry)
+                    }
+                case .audio:
+                    if entry.pts < end { try writer.writeAudio(entry.packet) } else { audioPastEnd = true }
+                }
+            } else {
+                guard let limit, entry.pts < limit else { return }
+                switch entry.kind {
+                case .video: try writer.writeVideo(entry.packet, isRandomAccess: entry.isRandomAccess)
+                case .audio: try writer.writeAudio(entry.packet)
+                }
+            }
+            cursor = entry.sequence + 1
+        }
+    }
+
+    func isComplete(hasAudio: Bool) -> Bool { videoPastEnd && (audioPastEnd || !hasAudio) }
+
+    func finish(inputEnded: Bool) throws -> SessionRecord {
+        guard let end else { preconditionFailure("finish before the timeline ended the clip") }
+        var record = try writer.finish(at: end.end, reason: end.reason.rawValue)
+        record.trigger = begin.activationTime.seconds
+        record.triggerType = begin.trigger.rawValue
+        record.preRoll = (begin.anchor - start).seconds
+        record.motionDetectedDuration = end.motionDetectedDuration?.seconds
+        record.augmentations = end.augmentations
+        return record
+    }
+}
+
+/// What every session of a recording shares: the conditioned tracks and the CMAF settings.
+struct SessionSettings {
+    let video: any TrackConditioner
+    let videoCodec: String
+    let frameRate: Double?
+    let audio: (any TrackConditioner)?
+    let audioCodec: String?
+    let options: RecordingOptions
+
+    var hasAudio: Bool { audio != nil }
+
+    func makeWriter(session: Int, start: MediaTime, root: URL) throws -> SessionWriter {
+        try SessionWriter(
+            layout: SessionLayout(root: root, session: session, videoTrackName: options.videoTrackName,
+                                  audioTrackName: options.audioTrackName),
+            start: start, video: video, videoCodec: videoCodec, frameRate: frameRate, audio: audio,
+            audioCodec: audioCodec, segmentDuration: options.segmentDuration, chunkDuration: options.chunkDuration,
+            writeClip: options.writeClips, emit: options.events)
+    }
+}

@@ -1,0 +1,95 @@
+import MediaIO
+import Timeline
+
+/// A ring of recent encoded packets of every recorded track, in demux order, that clips start from.
+///
+/// A motion clip starts before its trigger (the pre-roll), so the packets since the last usable keyframe must still
+/// be at hand when the trigger is seen; and a clip's end is only known some frames after the packets that belong to
+/// it were read. The buffer keeps at least `retention` of media behind the newest packet (MaxPreRollLen plus two
+/// keyframe intervals) and everything any open clip has not consumed yet, and never more than `byteLimit` bytes:
+/// when full, the oldest packets go first (a camera with a huge GOP then gets less pre-roll, never unbounded memory).
+final class PreRollBuffer {
+    struct Entry {
+        let sequence: Int
+        let packet: Packet
+        let kind: MediaKind
+        let pts: MediaTime
+        let dts: MediaTime
+        /// A video packet that can start a segment (a real IDR).
+        let isRandomAccess: Bool
+        let size: Int
+    }
+
+    private(set) var entries: [Entry] = []
+    private var head = 0  // entries before head are dropped; compacted lazily
+    private var nextSequence = 0
+    private(set) var bytes = 0
+    private(set) var peakBytes = 0
+    private(set) var peakPackets = 0
+    var retention: MediaTime
+    let byteLimit: Int
+
+    init(retention: MediaTime, byteLimit: Int) {
+        self.retention = retention
+        self.byteLimit = byteLimit
+    }
+
+    /// Appends a reference to `packet` and returns its entry.
+    @discardableResult
+    func append(_ packet: Packet, kind: MediaKind, pts: MediaTime, dts: MediaTime, isRandomAccess: Bool) throws -> Entry {
+        let entry = Entry(sequence: nextSequence, packet: try packet.reference(), kind: kind, pts: pts, dts: dts,
+                          isRandomAccess: isRandomAccess, size: packet.size)
+        nextSequence += 1
+        entries.append(entry)
+        bytes += entry.size
+        peakBytes = max(peakBytes, bytes)
+        peakPackets = max(peakPackets, entries.count - head)
+        return entry
+    }
+
+    var live: ArraySlice<Entry> { entries[head...] }
+    var first: Entry? { head < entries.count ? entries[head] : nil }
+
+    /// The entry with `sequence`, if still buffered.
+    func entry(_ sequence: Int) -> Entry? {
+        guard let f = first, sequence >= f.sequence else { return nil }
+        let i = head + (sequence - f.sequence)
+        return i < entries.count ? entries[i] : nil
+    }
+
+    /// Entries from `sequence` on (or from the oldest buffered one if it was dropped).
+    func entries(from sequence: Int) -> ArraySlice<Entry> {
+        guard let f = first else { return [] }
+        let i = head + max(0, sequence - f.sequence)
+        return i < entries.count ? entries[i...] : []
+    }
+
+    /// Presentation times of the buffered video keyframes, ascending.
+    var keyframes: [MediaTime] {
+        live.lazy.filter { $0.kind == .video && $0.isRandomAccess }.map(\.pts).sorted()
+    }
+
+    /// The buffered random-access video entry at `time`.
+    func keyframe(at time: MediaTime) -> Entry? {
+        live.first { $0.kind == .video && $0.isRandomAccess && $0.pts == time }
+    }
+
+    /// Drops what is older than `retention` behind `newest` and not needed by a clip (`keepFrom` = the lowest
+    /// sequence an open clip still needs); then enforces the byte limit.
+    func trim(newest: MediaTime, keepFrom: Int?) {
+        let horizon = newest - retention
+        while head < entries.count {
+            let e = entries[head]
+            let needed = keepFrom.map { e.sequence >= $0 } ?? false
+            let overBudget = bytes > byteLimit
+            guard overBudget || (!needed && e.dts < horizon) else { break }
+            bytes -= e.size
+            e.packet.unreference()  // free the payload now, not when the array is next compacted
+            head += 1
+        }
+        if head > 256 && head * 2 > entries.count {
+            entries.removeFirst(head)
+            head = 0
+        }
+    }
+}

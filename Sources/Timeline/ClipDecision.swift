@@ -1,0 +1,177 @@
+/// The four durations of a transport's `motionTimeControl` (or of a ManuallyTriggerTransport `TimeControl`).
+///
+/// Held as `MediaTime` so that every comparison against media timestamps stays exact.
+public struct ClipTimeControl: Sendable, Hashable, CustomStringConvertible {
+    /// I: how long a clip lasts after its activation without further motion.
+    public var initialDuration: MediaTime
+    /// A: how much one augmentation lengthens the clip.
+    public var augmentationDuration: MediaTime
+    /// M: the longest a clip may last after its activation.
+    public var maxDuration: MediaTime
+    /// B: after a motion-activated clip ends, matching samples are ignored for this long.
+    public var blindDuration: MediaTime
+
+    public init(initialDuration: MediaTime, augmentationDuration: MediaTime, maxDuration: MediaTime, blindDuration: MediaTime) {
+        self.initialDuration = initialDuration
+        self.augmentationDuration = augmentationDuration
+        self.maxDuration = maxDuration
+        self.blindDuration = blindDuration
+    }
+
+    /// Whole seconds, as the Matter struct carries them.
+    public init(initial: Int64, augmentation: Int64, max: Int64, blind: Int64) {
+        self.init(
+            initialDuration: .seconds(initial), augmentationDuration: .seconds(augmentation),
+            maxDuration: .seconds(max), blindDuration: .seconds(blind))
+    }
+
+    /// The cluster defaults of the draft XML that Google and the reference app use: 10 / 5 / 30 / 30 s.
+    public static let matterDefaults = ClipTimeControl(initial: 10, augmentation: 5, max: 30, blind: 30)
+
+    public var description: String {
+        "I=\(initialDuration.seconds) A=\(augmentationDuration.seconds) M=\(maxDuration.seconds) B=\(blindDuration.seconds)"
+    }
+}
+
+/// What started a recording, as the PushTransportBegin event's TriggerType reports it.
+public enum ClipTrigger: String, Sendable, Hashable, CaseIterable {
+    /// A matching motion sample activated the timeline.
+    case motion
+    /// ManuallyTriggerTransport activated the timeline (Matter TriggerType `Command`).
+    case command
+    /// The transport records whenever it is Active.
+    case continuous
+}
+
+/// Why a recording ended (the report's `endReason`).
+///
+/// The first three are the values of the README's rule 4 and the only ones a file recording without status
+/// changes can produce. The last two exist because the timeline also models status changes and Continuous
+/// transports, which end recordings for reasons rule 4 does not name.
+public enum ClipEndReason: String, Sendable, Hashable, CaseIterable {
+    /// t0 + D was reached and D < M.
+    case motionDetectedDuration
+    /// t0 + D was reached and D = M.
+    case maxDuration
+    /// The input ended before t0 + D.
+    case endOfInput
+    /// SetTransportStatus(Inactive) stopped the recording (rule 8); the activation itself may go on.
+    case transportInactive
+    /// A Continuous recording was cut at a keyframe to start the next session (rule 7).
+    case sessionLength
+}
+
+/// Whether the transport may record (SetTransportStatus).
+public enum TransportActivity: String, Sendable, Hashable {
+    case active
+    case inactive
+}
+
+/// A recording starts: the recorder opens a new CMAF session.
+public struct ClipBegin: Sendable, Hashable {
+    /// 1, 2, 3, … in the order this timeline began recordings; the recorder maps it to a session number.
+    public var recording: Int
+    public var trigger: ClipTrigger
+    /// t0, the activation time. For Continuous recordings, the time this recording began.
+    public var activationTime: MediaTime
+    /// The time the pre-roll rule (rule 9) is anchored at: t0 for a fresh activation; the time the transport
+    /// turned Active for a recording resumed under rule 8; the cut keyframe for a Continuous session change.
+    public var anchor: MediaTime
+    /// D at the moment of the Begin; nil for Continuous.
+    public var motionDetectedDuration: MediaTime?
+    /// Augmentations so far (non-zero only for a recording resumed under rule 8).
+    public var augmentations: Int
+
+    public init(
+        recording: Int, trigger: ClipTrigger, activationTime: MediaTime, anchor: MediaTime, motionDetectedDuration: MediaTime?,
+        augmentations: Int = 0
+    ) {
+        self.recording = recording
+        self.trigger = trigger
+        self.activationTime = activationTime
+        self.anchor = anchor
+        self.motionDetectedDuration = motionDetectedDuration
+        self.augmentations = augmentations
+    }
+
+    /// t0 + D as known at the Begin (augmentations may move it later); nil for Continuous.
+    public var scheduledEnd: MediaTime? {
+        motionDetectedDuration.map { activationTime + $0 }
+    }
+}
+
+/// A running recording's activation got longer (rule 3). Informational: the recorder needs no action.
+public struct ClipExtension: Sendable, Hashable {
+    /// The recording it applies to, or nil when the transport is Inactive and nothing is being recorded.
+    public var recording: Int?
+    public var activationTime: MediaTime
+    /// The sample's time.
+    public var time: MediaTime
+    /// D after the increase.
+    public var motionDetectedDuration: MediaTime
+    public var augmentations: Int
+    public var scheduledEnd: MediaTime { activationTime + motionDetectedDuration }
+
+    public init(recording: Int?, activationTime: MediaTime, time: MediaTime, motionDetectedDuration: MediaTime, augmentations: Int) {
+        self.recording = recording
+        self.activationTime = activationTime
+        self.time = time
+        self.motionDetectedDuration = motionDetectedDuration
+        self.augmentations = augmentations
+    }
+}
+
+/// A recording ends: the recorder writes every frame with PTS in [start, `end`) and closes the session.
+public struct ClipEnd: Sendable, Hashable {
+    public var recording: Int
+    public var trigger: ClipTrigger
+    public var activationTime: MediaTime
+    /// Exclusive end on the media timeline: t0 + D, or the end of input / status change / session cut.
+    public var end: MediaTime
+    /// The final D; nil for Continuous.
+    public var motionDetectedDuration: MediaTime?
+    /// How many samples lengthened D (samples that found D already at M do not count).
+    public var augmentations: Int
+    public var reason: ClipEndReason
+
+    public init(
+        recording: Int, trigger: ClipTrigger, activationTime: MediaTime, end: MediaTime, motionDetectedDuration: MediaTime?,
+        augmentations: Int, reason: ClipEndReason
+    ) {
+        self.recording = recording
+        self.trigger = trigger
+        self.activationTime = activationTime
+        self.end = end
+        self.motionDetectedDuration = motionDetectedDuration
+        self.augmentations = augmentations
+        self.reason = reason
+    }
+}
+
+/// One output of `ClipTimeline`, in the order the recorder must apply them.
+public enum ClipDecision: Sendable, Hashable {
+    case begin(ClipBegin)
+    case extend(ClipExtension)
+    case end(ClipEnd)
+}
+
+/// One input of `ClipTimeline`. Times are presentation times on the input's timeline and must not decrease
+/// (an earlier time is treated as the latest time seen, so a late sample can never rewrite history).
+public enum TimelineInput: Sendable, Hashable {
+    /// A video frame was read. Lets clips end exactly at t0 + D and lets Continuous recordings cut at keyframes.
+    case frame(MediaTime, isKeyframe: Bool)
+    /// An analysed frame whose motion matches this transport (rule 1; see `MotionTriggerFilter`).
+    case motion(MediaTime)
+    /// ManuallyTriggerTransport, with the command's optional `TimeControl` (its blind duration is ignored).
+    case manualTrigger(MediaTime, timeControl: ClipTimeControl?)
+    /// SetTransportStatus.
+    case status(TransportActivity, MediaTime)
+    /// The input ended at this time (the end of its last frame). Every later input is ignored.
+    case endOfInput(MediaTime)
+
+    public var time: MediaTime {
+        switch self {
+        case .frame(let t, _), .motion(let t), .manualTrigger(let t, _), .status(_, let t), .endOfInput(let t): t
+        }
+    }
+}
