@@ -124,7 +124,7 @@ import Testing
                     "--key", setup.pki.path("client.key"), "--spool", spool.path, "--max-backoff", "50"]
         let recorder = Process()
         recorder.executableURL = Fixtures.pushav
-        recorder.arguments = ["record", fifo.path, "--out", out.path, "--segment-duration", "1000", "--no-audio"] + push
+        recorder.arguments = ["record", fifo.path, "--out", out.path, "--trigger", "continuous", "--segment-duration", "1000", "--no-audio"] + push
         recorder.standardOutput = FileHandle.nullDevice
         let log = setup.directory.appendingPathComponent("record.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
