@@ -203,7 +203,8 @@ public final class SegmentUploader: Sendable {
             case .spooled(let spooled, let size):
                 object = spooled
                 guard let bytes = try? spool.bytes(connection: connection, object: spooled) else {
-                    logger.error("spooled file unreadable; skipping the header resend", metadata: ["object": "\(spooled)"])
+                    // Only after an eviction removed it under our feet: nothing left to send for this object.
+                    logger.error("spooled file unreadable (evicted?); moving on", metadata: ["object": "\(spooled)"])
                     headerResend = nil
                     continue
                 }

@@ -35,9 +35,12 @@ public struct ClientTLSMaterial: Sendable, Hashable {
         if let trustedCertificates {
             configuration.trustRoots = .certificates(try Self.certificates(trustedCertificates))
         }
-        configuration.certificateChain = try Self.certificates(certificateChain).map { .certificate($0) }
-        configuration.privateKey = .privateKey(
-            try NIOSSLPrivateKey(bytes: privateKey, format: Self.isPEM(privateKey) ? .pem : .der))
+        // Empty chain and key: server authentication only (e.g. `--ca` without `--cert`).
+        if !certificateChain.isEmpty {
+            configuration.certificateChain = try Self.certificates(certificateChain).map { .certificate($0) }
+            configuration.privateKey = .privateKey(
+                try NIOSSLPrivateKey(bytes: privateKey, format: Self.isPEM(privateKey) ? .pem : .der))
+        }
         return configuration
     }
 

@@ -16,8 +16,9 @@ struct UploadRun {
         var policy = UploadPolicy(segmentDuration: .milliseconds(200))
         policy.initialBackoff = .milliseconds(10)
         policy.maximumBackoff = .milliseconds(80)
-        policy.connectTimeout = .milliseconds(500)
-        policy.requestTimeout = .milliseconds(700)
+        // Generous enough for a loaded 2-core CI machine; the stall test shortens the response timeout.
+        policy.connectTimeout = .seconds(2)
+        policy.requestTimeout = .seconds(5)
         policy.maximumAuthFailures = 4
         return policy
     }
@@ -47,7 +48,8 @@ func expectDelivered(_ media: SampleMedia, under root: URL, sourceLocation: Sour
     }
 }
 
-/// Per track: the first stored object is the header and segments were stored in increasing order, each once.
+/// Per track: the first stored object is the header and segments were stored in order. A segment may be stored
+/// twice in a row (at-least-once: a response lost to a timeout makes the uploader resend it) but never after a later one.
 func expectInOrder(_ paths: [String], sourceLocation: SourceLocation = #_sourceLocation) {
     let parsed = paths.compactMap { try? IngestPath.parse($0).object }
     for track in Set(parsed.map(\.track)) {
@@ -55,7 +57,7 @@ func expectInOrder(_ paths: [String], sourceLocation: SourceLocation = #_sourceL
         #expect(objects.first?.isHeader == true, "track \(track) starts with \(objects.first.map(\.description) ?? "nothing")",
                 sourceLocation: sourceLocation)
         let segments = objects.filter { !$0.isHeader }.map(\.number)
-        #expect(segments == segments.sorted() && Set(segments).count == segments.count, "track \(track): \(segments)",
+        #expect(segments == segments.sorted(), "track \(track): \(segments)",
                 sourceLocation: sourceLocation)
     }
 }
