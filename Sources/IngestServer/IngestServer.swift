@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdHTTP2
 import HummingbirdTLS
 import Logging
 import NIOCore
@@ -41,6 +42,8 @@ public struct IngestServer: Sendable {
         /// Larger bodies get 413.
         public var maximumBodySize = 64 * 1024 * 1024
         public var validatesMedia = true
+        /// Offer HTTP/2 in ALPN (with TLS only), as the Matter reference uploader prefers; HTTP/1.1 stays available.
+        public var http2 = false
 
         public init(root: URL, tls: ServerTLSMaterial?) {
             self.root = root
@@ -111,7 +114,9 @@ public struct IngestServer: Sendable {
             else { return Self.text(.notFound, "no such track") }
             return Response(status: .ok, headers: [.contentType: "video/mp4"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
-        let server: HTTPServerBuilder = if let tls = configuration.tls {
+        let server: HTTPServerBuilder = if let tls = configuration.tls, configuration.http2 {
+            try .http2Upgrade(tlsConfiguration: tls.makeTLSConfiguration())
+        } else if let tls = configuration.tls {
             try .tls(.http1(), tlsConfiguration: tls.makeTLSConfiguration())
         } else {
             .http1()

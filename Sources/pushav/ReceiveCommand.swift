@@ -44,6 +44,9 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Largest accepted body in MiB (413 beyond).")
     var maxBodySize: Int = 64
 
+    @Flag(name: .long, help: "Offer HTTP/2 (ALPN h2) besides HTTP/1.1; needs TLS.")
+    var http2 = false
+
     @Flag(name: .long, help: "Store objects without running the CMAF checker.")
     var noValidation = false
 
@@ -58,6 +61,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         } else if cert == nil || key == nil || clientCA == nil {
             throw ValidationError("HTTPS needs --cert, --key and --client-ca (or --insecure-http on loopback)")
         }
+        if http2 && insecureHttp { throw ValidationError("--http2 needs TLS") }
         guard maxBodySize > 0 else { throw ValidationError("--max-body-size must be positive") }
     }
 
@@ -71,6 +75,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.port = port
         configuration.maximumBodySize = maxBodySize << 20
         configuration.validatesMedia = !noValidation
+        configuration.http2 = http2
         let server: IngestServer
         do {
             server = try IngestServer(configuration: configuration, logger: logger)

@@ -35,11 +35,12 @@ struct RunningServer: Sendable {
 
 extension IngestServer {
     /// The real receiver, in-process, over mutual TLS with the test PKI.
-    static func startForTest(root: URL, pki: TestPKI, port: Int = 0, maximumBodySize: Int = 8 << 20) async throws -> RunningServer {
+    static func startForTest(root: URL, pki: TestPKI, port: Int = 0, maximumBodySize: Int = 8 << 20, http2: Bool = false) async throws -> RunningServer {
         var configuration = IngestServer.Configuration(
             root: root, tls: ServerTLSMaterial(certificateChain: pki.serverPEM, privateKey: pki.serverKey, clientCA: pki.caPEM))
         configuration.port = port
         configuration.maximumBodySize = maximumBodySize
+        configuration.http2 = http2
         let server = try IngestServer(configuration: configuration, logger: .quiet)
         return try await RunningServer.start { onRunning in try server.makeApplication(onRunning: onRunning) }
     }
