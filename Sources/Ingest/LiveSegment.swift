@@ -11,7 +11,7 @@ final class LiveSegment: Sendable {
         var chunks: [ByteBuffer] = []
         var finished = false
         var streamed = false
-        var continuation: AsyncStream<ByteBuffer>.Continuation?
+        var continuation: AsyncThrowingStream<ByteBuffer, any Error>.Continuation?
     }
 
     init(object: UploadObject) {
@@ -34,12 +34,26 @@ final class LiveSegment: Sendable {
         }
     }
 
+    /// The segment will never be completed (the recording stopped mid-segment): a body being streamed fails, so
+    /// the request is aborted instead of ending as a truncated but well-formed upload.
+    func abandon() {
+        state.withLock { state in
+            state.finished = true
+            state.continuation?.finish(throwing: Abandoned(object: object))
+            state.continuation = nil
+        }
+    }
+
+    struct Abandoned: Error {
+        var object: UploadObject
+    }
+
     /// Whether a body was already handed out (a live segment is streamed at most once; retries use the spool).
     var wasStreamed: Bool { state.withLock { $0.streamed } }
 
     /// The chunks so far, then each new one, ending when the segment is finished.
-    func makeBody() -> AsyncStream<ByteBuffer> {
-        AsyncStream(bufferingPolicy: .unbounded) { continuation in
+    func makeBody() -> AsyncThrowingStream<ByteBuffer, any Error> {
+        AsyncThrowingStream(bufferingPolicy: .unbounded) { continuation in
             state.withLock { state in
                 state.streamed = true
                 for chunk in state.chunks { continuation.yield(chunk) }

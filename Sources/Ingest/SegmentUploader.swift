@@ -107,12 +107,16 @@ public final class SegmentUploader: Sendable {
         }
     }
 
-    /// Makes ``run()`` return once every track has nothing left to send (or has given up).
+    /// Makes ``run()`` return once every track has nothing left to send (or has given up). No events may follow:
+    /// a segment still open (the recording stopped mid-segment) is abandoned and its streamed request aborted.
     public func finishWhenDrained() {
-        let wakers = shared.withLock { shared in
+        let (wakers, open) = shared.withLock { shared in
             shared.draining = true
-            return Array(shared.wakers.values)
+            let open = Array(shared.live.values)
+            shared.live.removeAll()
+            return (Array(shared.wakers.values), open)
         }
+        for segment in open { segment.abandon() }
         newTracksContinuation.finish()
         for waker in wakers { waker.yield() }
     }

@@ -188,6 +188,33 @@ func expectInOrder(_ paths: [String], sourceLocation: SourceLocation = #_sourceL
     }
 }
 
+extension IngestServerUploadTests {
+    /// A recording that stops mid-segment: the streamed PUT is aborted (no truncated segment is stored) and the
+    /// uploader still drains and returns.
+    @Test func aSegmentThatNeverCompletesIsAbortedNotStoredTruncated() async throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pki = try await TestPKI.make(in: directory.appendingPathComponent("pki"))
+        let media = try await SampleMedia.make(chunked: true)
+        let endpoint = ScriptedEndpoint(root: directory.appendingPathComponent("received"))
+        let server = try await endpoint.start(pki: pki)
+        let run = try UploadRun.start(url: "https://localhost:\(server.port)/", tls: pki.clientMaterial,
+                                      spool: directory.appendingPathComponent("spool"))
+        for event in media.events {
+            if case .segment = event { break }
+            try run.uploader.handle(event)
+            if case .header = event {
+                try await Fixtures.waitUntil("header delivered") { endpoint.storedPaths.contains("session_1/video/video.init") }
+            }
+        }
+        try await Fixtures.waitUntil("segment_1001 streaming") { endpoint.started.contains("session_1/video/segment_1001.m4s") }
+        let summary = await run.finish()
+        #expect(summary.failure == nil)
+        #expect(endpoint.storedPaths == ["session_1/video/video.init"])
+        await server.stop()
+    }
+}
+
 @Suite(.timeLimit(.minutes(2))) struct NginxUploadTests {
     @Test(arguments: [false, true]) func everyByteArrivesAtNginxAndAClientWithoutCertificateIsRefused(http2: Bool) async throws {
         let directory = try Fixtures.scratchDirectory("nginx\(http2)")
