@@ -20,7 +20,8 @@ public struct UploadSummary: Sendable, Hashable {
 /// independent lane per track; live segments stream chunk by chunk when their track is caught up.
 ///
 /// Feed it with ``handle(_:)`` (it spools before anything is sent), run ``run()`` alongside, and call
-/// ``finishWhenDrained()`` to make `run()` return once everything is delivered.
+/// ``finishWhenDrained()`` to make `run()` return once everything is delivered. `run()` must be called once: it
+/// also shuts the HTTP client down.
 public final class SegmentUploader: Sendable {
     public let spool: SegmentSpool
     public let endpoint: UploadEndpoint

@@ -46,10 +46,15 @@ struct PushOptions: ParsableArguments {
     /// Opens the spool and the uploader; nil without `--push`. Key material is read into memory only.
     func makeUploader(defaultSpool: URL, segmentDuration: Duration, logger: Logger) throws -> SegmentUploader? {
         guard let push else { return nil }
-        let tls: ClientTLSMaterial? = try cert.map { cert in
-            ClientTLSMaterial(trustedCertificates: try ca.map { try Self.read($0) }, certificateChain: try Self.read(cert),
-                              privateKey: try Self.read(key!))
-        } ?? ca.map { ClientTLSMaterial(trustedCertificates: try? Self.read($0), certificateChain: [], privateKey: []) }
+        // Certificates and key are read into memory and handed to NIOSSL from there.
+        let trusted = try ca.map { try Self.read($0) }
+        let tls: ClientTLSMaterial? = if let cert, let key {
+            ClientTLSMaterial(trustedCertificates: trusted, certificateChain: try Self.read(cert), privateKey: try Self.read(key))
+        } else if let trusted {
+            ClientTLSMaterial(trustedCertificates: trusted, certificateChain: [], privateKey: [])
+        } else {
+            nil
+        }
         let spoolDirectory = spool.map { URL(fileURLWithPath: $0) } ?? defaultSpool
         let spool = try SegmentSpool(directory: spoolDirectory, capacity: spoolCapacity << 20, logger: logger)
         var policy = UploadPolicy(segmentDuration: segmentDuration)
