@@ -20,6 +20,7 @@ public final class MediaInput {
 
     /// Opens and probes `url`. `options` are demuxer/protocol options (e.g. `rtsp_transport=tcp`).
     public init(url: String, interrupt: InterruptFlag = InterruptFlag(), options: [String: String] = [:]) throws {
+        FFmpegLog.applyDefault()
         self.url = url
         self.interrupt = interrupt
         guard var ctx = avformat_alloc_context() else { throw FFmpegError.outOfMemory("avformat_alloc_context") }

@@ -126,8 +126,10 @@ struct RecordingPipeline {
                 if packet.streamIndex == videoStream.index {
                     videoPacketsRead += 1
                     lastVideoPacketCorrupt = packet.isCorrupt
-                    if let sampler = analysis?.sampler { try sampler.decode(packet, analysed) }
+                    // Buffer first, analyse second: a decision at frame t must find t's own packet in the buffer
+                    // (a clip or a continuous session that begins on a keyframe starts at that keyframe).
                     try video.push(packet, emit: appendVideo)
+                    if let sampler = analysis?.sampler { try sampler.decode(packet, analysed) }
                 } else if let audio, packet.streamIndex == audioStream?.index {
                     try audio.push(packet, emit: appendAudio)
                 }
