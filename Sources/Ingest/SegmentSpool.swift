@@ -303,6 +303,12 @@ public final class SegmentSpool: Sendable {
         logger.info("spool opened", metadata: ["directory": "\(directory.path)", "pending": "\(pending)", "strays": "\(strays)"])
     }
 
+    /// Re-reads depth, bytes and oldest age into the gauges (the age grows while an endpoint is down, with no
+    /// store or delivery to trigger an update; the uploader calls this on every retry).
+    public func refreshMetrics() {
+        publishMetrics()
+    }
+
     private func publishMetrics() {
         guard let statistics = try? statistics() else { return }
         depthGauge.record(statistics.queueDepth)

@@ -272,6 +272,7 @@ public final class SegmentUploader: Sendable {
     private func noteRetry(_ object: UploadObject, outcome: UploadOutcome, delay: Duration) {
         shared.withLock { $0.retries += 1 }
         retriesCounter.increment()
+        spool.refreshMetrics()
         logger.warning("upload failed; will retry", metadata: [
             "object": "\(object)", "outcome": "\(outcome)", "delay": "\(delay)",
         ])
