@@ -86,12 +86,20 @@ final class RecordingUpload: Sendable {
         self.uploader = uploader
         let (stream, continuation) = AsyncStream.makeStream(of: IngestEvent.self)
         events = continuation
+        // Spooling writes and fsyncs files and the journal: blocking I/O that must not occupy a thread of Swift's
+        // cooperative pool (two on a two-core camera box, shared with the HTTP client and the upload lanes).
+        let spoolQueue = DispatchQueue(label: "pushav-spool")
         feeding = Task {
             for await event in stream {
-                do {
-                    try uploader.handle(event)
-                } catch {
-                    logger.error("could not spool \(event.label): \(error)")
+                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    spoolQueue.async {
+                        do {
+                            try uploader.handle(event)
+                        } catch {
+                            logger.error("could not spool \(event.label): \(error)")
+                        }
+                        done.resume()
+                    }
                 }
             }
         }
