@@ -14,10 +14,6 @@ public struct FFmpegError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(operation): \(message)" }
 
-    public var isEndOfFile: Bool { code == CFFmpeg_AVERROR_EOF() }
-    public var isTryAgain: Bool { code == CFFmpeg_EAGAIN_ERROR() }
-    public var isInterrupted: Bool { code == CFFmpeg_AVERROR_EXIT() }
-
     static func text(for code: Int32) -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         if av_strerror(code, &buffer, buffer.count) < 0 { return "error \(code)" }

@@ -22,6 +22,4 @@ public final class Frame {
         return t == CFFmpeg_AV_NOPTS_VALUE() ? nil : t
     }
     public var isKeyframe: Bool { pointer.pointee.key_frame != 0 }
-    public var width: Int { Int(pointer.pointee.width) }
-    public var height: Int { Int(pointer.pointee.height) }
 }

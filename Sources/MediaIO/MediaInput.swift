@@ -108,8 +108,6 @@ public final class MediaInput {
         }
     }
 
-    /// Byte position of the demuxer in the input, for progress on files.
-    public var bytePosition: Int64 { context.pointee.pb.map { avio_tell($0) } ?? -1 }
     /// Size of the input in bytes, if it is a file.
     public var byteSize: Int64 { context.pointee.pb.map { avio_size($0) } ?? -1 }
 }

@@ -59,7 +59,7 @@ struct RecordingPipeline {
             videoEnd = max(videoEnd, t + duration)
             if randomAccess {
                 if let last = lastKeyframe, t > last {
-                    if lastKeyframe != nil, let tooShort = options.policies.first(where: {
+                    if let tooShort = options.policies.first(where: {
                         $0.maxPreRoll > .zero && $0.maxPreRoll < t - last
                     }) {
                         // Allocation would refuse this pre-roll against the stream's KeyFrameInterval (rule 9).
@@ -72,16 +72,12 @@ struct RecordingPipeline {
                 lastKeyframe = t
             }
             try buffer.append(packet, kind: .video, pts: t, dts: dts, isRandomAccess: randomAccess)
-            if !needsMotion {
-                // Without analysis the timeline advances with the packets themselves (monotonic presentation time).
-                if lastFrameTime == nil || t > lastFrameTime! {
-                    lastFrameTime = t
-                    for r in runners { try r.frame(at: t, isKeyframe: randomAccess, buffer: buffer) }
-                }
-                for r in runners { try r.pump(buffer: buffer, analysisTime: lastFrameTime, inputEnded: false) }
-            } else {
-                for r in runners { try r.pump(buffer: buffer, analysisTime: lastFrameTime, inputEnded: false) }
+            // Without analysis the timeline advances with the packets themselves (monotonic presentation time).
+            if !needsMotion, lastFrameTime == nil || t > lastFrameTime! {
+                lastFrameTime = t
+                for r in runners { try r.frame(at: t, isKeyframe: randomAccess, buffer: buffer) }
             }
+            for r in runners { try r.pump(buffer: buffer, analysisTime: lastFrameTime, inputEnded: false) }
         }
 
         func appendAudio(_ packet: Packet) throws {
