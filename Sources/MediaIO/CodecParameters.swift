@@ -34,6 +34,9 @@ public final class CodecParameters {
         pointer.pointee.extradata_size = Int32(bytes.count)
     }
 
+    /// Samples per audio frame (1024 for AAC-LC, 960 for Opus at 20 ms); 0 when unknown or not audio.
+    public var frameSize: Int { Int(pointer.pointee.frame_size) }
+
     public var codecName: String { avcodec_get_name(pointer.pointee.codec_id).map { String(cString: $0) } ?? "unknown" }
     var codecID: AVCodecID { pointer.pointee.codec_id }
     var extradata: UnsafeBufferPointer<UInt8> {

@@ -115,7 +115,7 @@ final class SessionWriter {
                 audioCuts.removeFirst()
             }
             var t = track.rebased(packet)
-            if t.duration <= 0 { t.duration = 1024 }
+            if t.duration <= 0 { t.duration = track.audioFrameTicks }
             try track.write(packet, pts: t.pts, dts: t.dts, duration: t.duration)
             try clip?.add(packet, kind: .audio, timing: t, timeBase: track.muxer.timeBase, writer: self)
             written += 1

@@ -15,6 +15,8 @@ final class TrackOutput {
     /// Time base of the packets handed in, and the session start expressed on it.
     let inputTimeBase: TimeBase
     let originTicks: Int64
+    /// Duration of one audio frame in muxer ticks, for packets that arrive without a duration.
+    let audioFrameTicks: Int64
     private let layout: SessionLayout
     private let files: SegmentFileWriter
     private let emit: (@Sendable (RecordingEvent) -> Void)?
@@ -42,8 +44,10 @@ final class TrackOutput {
         // timestamp maps 1:1 and no rounding creeps into segment durations.
         let tb = conditioner.timeBase
         let timescale: Int32? = role == .video ? (tb.num == 1 && tb.den >= 1000 ? tb.den : 90000) : nil
-        muxer = try CMAFTrackMuxer(parameters: conditioner.outputParameters(), kind: role == .video ? .video : .audio,
-                                   timescale: timescale)
+        let parameters = try conditioner.outputParameters()
+        muxer = try CMAFTrackMuxer(parameters: parameters, kind: role == .video ? .video : .audio, timescale: timescale)
+        // An audio track's timescale is its sample rate, so one frame lasts frame-size ticks.
+        audioFrameTicks = Int64(parameters.frameSize > 0 ? parameters.frameSize : 1024)
         header = try CMAFHeader(bytes: muxer.initSegment, fileName: layout.initPath(role))
         try files.write(muxer.initSegment, to: layout.initPath(role))
         emit?(.initSegment(session: layout.session, track: layout.trackName(role), path: layout.initPath(role),
