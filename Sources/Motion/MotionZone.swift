@@ -2,7 +2,7 @@
 public typealias ZoneID = UInt16
 
 /// A point in the video's own pixel coordinates (what a TwoDCartesianZone vertex holds).
-public struct ZonePoint: Sendable, Hashable {
+public struct ZonePoint: Codable, Sendable, Hashable {
     public var x: Double
     public var y: Double
 
@@ -12,16 +12,21 @@ public struct ZonePoint: Sendable, Hashable {
     }
 }
 
-/// A motion zone: a polygon in the source video's pixel coordinates, with an optional own sensitivity
-/// (PERZONESENS). Without one, the detector's sensitivity applies.
-public struct MotionZone: Sendable, Hashable {
+/// A motion zone (a Zone Management TwoDCartesianZone): a polygon in the source video's pixel coordinates, with
+/// an optional sensitivity of its own (PERZONESENS). Without one, the detector's sensitivity applies.
+///
+/// The one zone type: the detector rasterises it, the transport model's registry validates `motionZones` IDs
+/// against it, and the store persists it.
+public struct MotionZone: Codable, Sendable, Hashable {
     public var id: ZoneID
+    public var name: String
     /// Vertices in order; the polygon closes itself. Inside is decided by the even-odd rule.
     public var polygon: [ZonePoint]
     public var sensitivity: Int?
 
-    public init(id: ZoneID, polygon: [ZonePoint], sensitivity: Int? = nil) {
+    public init(id: ZoneID, name: String = "", polygon: [ZonePoint], sensitivity: Int? = nil) {
         self.id = id
+        self.name = name
         self.polygon = polygon
         self.sensitivity = sensitivity
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Motion
 
 /// The server side of the Push AV Stream Transport cluster on one endpoint: the six commands, the two attributes,
 /// the events, expiry, and the hooks the recorder and uploader use.
@@ -389,7 +390,7 @@ public actor PushAVStreamTransportServer {
     }
 
     public func setZone(_ zone: MotionZone) throws(TransportCommandError) {
-        try updateRegistries { $0.zones[zone.zoneID] = zone }
+        try updateRegistries { $0.zones[zone.id] = zone }
     }
 
     public func removeZone(_ zoneID: UInt16) throws(TransportCommandError) {

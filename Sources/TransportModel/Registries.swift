@@ -1,4 +1,5 @@
 import Foundation
+import Motion
 
 /// A TLS Client Management endpoint provisioned by one fabric: where to connect and the material for mutual TLS.
 public struct TLSEndpoint: Codable, Sendable, Hashable {
@@ -35,30 +36,6 @@ public struct TLSEndpointKey: Sendable, Hashable {
     public init(fabricIndex: FabricIndex, endpointID: UInt16) {
         self.fabricIndex = fabricIndex
         self.endpointID = endpointID
-    }
-}
-
-/// A vertex of a two-dimensional Cartesian zone, in the camera's zone coordinate space.
-public struct ZoneVertex: Codable, Sendable, Hashable {
-    public var x: UInt16
-    public var y: UInt16
-
-    public init(x: UInt16, y: UInt16) {
-        self.x = x
-        self.y = y
-    }
-}
-
-/// A Zone Management zone motion triggers may name.
-public struct MotionZone: Codable, Sendable, Hashable {
-    public var zoneID: UInt16
-    public var name: String
-    public var vertices: [ZoneVertex]
-
-    public init(zoneID: UInt16, name: String = "", vertices: [ZoneVertex]) {
-        self.zoneID = zoneID
-        self.name = name
-        self.vertices = vertices
     }
 }
 
@@ -145,7 +122,7 @@ public struct TransportRegistries: Sendable, Hashable {
         self.tlsEndpoints = Dictionary(
             tlsEndpoints.map { (TLSEndpointKey(fabricIndex: $0.fabricIndex, endpointID: $0.endpointID), $0) },
             uniquingKeysWith: { _, last in last })
-        self.zones = Dictionary(zones.map { ($0.zoneID, $0) }, uniquingKeysWith: { _, last in last })
+        self.zones = Dictionary(zones.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
         self.videoStreams = Dictionary(videoStreams.map { ($0.videoStreamID, $0) }, uniquingKeysWith: { _, last in last })
         self.audioStreams = Dictionary(audioStreams.map { ($0.audioStreamID, $0) }, uniquingKeysWith: { _, last in last })
         self.privacyModes = privacyModes

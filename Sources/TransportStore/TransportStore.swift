@@ -1,4 +1,5 @@
 import Foundation
+import Motion
 import GRDB
 import TransportModel
 
@@ -156,8 +157,8 @@ public final class TransportStore: TransportPersistence, Sendable {
             }
             for zone in registries.zones.values {
                 try db.execute(
-                    sql: "INSERT INTO zone (zoneID, name, vertices) VALUES (?, ?, ?)",
-                    arguments: [Int(zone.zoneID), zone.name, try encoder.encode(zone.vertices)])
+                    sql: "INSERT INTO zone (zoneID, name, vertices, sensitivity) VALUES (?, ?, ?, ?)",
+                    arguments: [Int(zone.id), zone.name, try encoder.encode(zone.polygon), zone.sensitivity])
             }
             for stream in registries.videoStreams.values {
                 try db.execute(
@@ -239,8 +240,8 @@ public final class TransportStore: TransportPersistence, Sendable {
             let verticesJSON: Data = row["vertices"]
             do {
                 return MotionZone(
-                    zoneID: UInt16(truncatingIfNeeded: zoneID), name: row["name"],
-                    vertices: try decoder.decode([ZoneVertex].self, from: verticesJSON))
+                    id: UInt16(truncatingIfNeeded: zoneID), name: row["name"],
+                    polygon: try decoder.decode([ZonePoint].self, from: verticesJSON), sensitivity: row["sensitivity"])
             } catch {
                 throw TransportStoreError.undecodableRow(table: "zone", key: "\(zoneID)", reason: "\(error)")
             }
@@ -340,6 +341,10 @@ public final class TransportStore: TransportPersistence, Sendable {
                 t.column("softRecordingPrivacyModeEnabled", .boolean).notNull()
                 t.column("softLivestreamPrivacyModeEnabled", .boolean).notNull()
             }
+        }
+        // The zone is the detector's MotionZone, whose own sensitivity (PERZONESENS) is kept too.
+        migrator.registerMigration("v2: zone sensitivity") { db in
+            try db.alter(table: "zone") { t in t.add(column: "sensitivity", .integer) }
         }
         return migrator
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Motion
 import Synchronization
 import Testing
 @testable import TransportModel
@@ -50,7 +51,7 @@ func tlsEndpoint(fabric: FabricIndex, id: UInt16 = tlsEndpointID) -> TLSEndpoint
 func standardRegistries(withStreams: Bool = true) -> TransportRegistries {
     TransportRegistries(
         tlsEndpoints: [tlsEndpoint(fabric: fabric1), tlsEndpoint(fabric: fabric2)],
-        zones: [1, 2, 3].map { MotionZone(zoneID: $0, name: "Zone\($0)", vertices: [.init(x: 10, y: 10), .init(x: 20, y: 10), .init(x: 20, y: 20)]) },
+        zones: [1, 2, 3].map { MotionZone(id: $0, name: "Zone\($0)", polygon: [.init(x: 10, y: 10), .init(x: 20, y: 10), .init(x: 20, y: 20)]) },
         videoStreams: withStreams ? [AllocatedVideoStream(videoStreamID: videoStreamID, keyFrameInterval: 4000, streamUsage: .recording, maxBitRate: 2_000_000)] : [],
         audioStreams: withStreams ? [AllocatedAudioStream(audioStreamID: audioStreamID, streamUsage: .recording, bitRate: 64_000)] : [])
 }

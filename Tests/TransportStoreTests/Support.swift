@@ -1,4 +1,5 @@
 import Foundation
+import Motion
 import Synchronization
 import Testing
 import TransportModel
@@ -38,7 +39,7 @@ let testRegistries = TransportRegistries(
         TLSEndpoint(fabricIndex: fabric2, endpointID: 1, hostname: "ingest.example", port: 443, caCertificate: Data([0x30]),
                     clientCertificateChain: [], privateKey: Data([0x05])),
     ],
-    zones: [MotionZone(zoneID: 1, name: "Zone1", vertices: [.init(x: 10, y: 10), .init(x: 20, y: 10), .init(x: 20, y: 20), .init(x: 10, y: 20)])],
+    zones: [MotionZone(id: 1, name: "Zone1", polygon: [.init(x: 10, y: 10), .init(x: 20, y: 10), .init(x: 20, y: 20), .init(x: 10, y: 20)], sensitivity: 4)],
     videoStreams: [AllocatedVideoStream(videoStreamID: 10, keyFrameInterval: 4000, streamUsage: .recording, maxBitRate: 2_000_000)],
     audioStreams: [AllocatedAudioStream(audioStreamID: 20, codec: .aacLC, streamUsage: .recording, bitRate: 64_000)])
 
