@@ -43,14 +43,14 @@ let package = Package(
         // Demux once, cut sessions, write the upload layout and the report.
         .target(
             name: "Recorder",
-            dependencies: ["MediaIO", "Timeline", "Motion", "CMAF", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["MediaIO", "Timeline", "Motion", "CMAF", "TransportModel", .product(name: "Logging", package: "swift-log")]
         ),
         // Matter Push AV Stream Transport cluster model: types, validation, commands, events.
-        .target(name: "TransportModel", dependencies: ["Timeline"]),
+        .target(name: "TransportModel", dependencies: ["Timeline", "Motion"]),
         // SQLite persistence of transport connections (GRDB).
         .target(
             name: "TransportStore",
-            dependencies: ["TransportModel", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["TransportModel", "Motion", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Durable spool (GRDB journal) and the HTTPS PUT uploader (AsyncHTTPClient, mutual TLS). No server code.
         .target(
@@ -92,8 +92,8 @@ let package = Package(
         .testTarget(name: "CMAFTests", dependencies: ["CMAF"]),
         .testTarget(name: "MediaIOTests", dependencies: ["MediaIO", "CMAF"]),
         .testTarget(name: "RecorderTests", dependencies: ["Recorder", "CMAF", "MediaIO", "pushav"]),
-        .testTarget(name: "TransportModelTests", dependencies: ["TransportModel", "Timeline"]),
-        .testTarget(name: "TransportStoreTests", dependencies: ["TransportStore", "TransportModel"]),
+        .testTarget(name: "TransportModelTests", dependencies: ["TransportModel", "Timeline", "Motion"]),
+        .testTarget(name: "TransportStoreTests", dependencies: ["TransportStore", "TransportModel", "Motion"]),
         .testTarget(
             name: "IngestTests",
             dependencies: [

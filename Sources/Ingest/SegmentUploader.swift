@@ -290,7 +290,7 @@ public final class SegmentUploader: Sendable {
     }
 
     private func put(_ object: UploadObject, body: HTTPClientRequest.Body, timeout: Duration) async -> UploadOutcome {
-        var request = HTTPClientRequest(url: endpoint.url + object.relativePath)
+        var request = HTTPClientRequest(url: endpoint.url + object.urlPath)
         request.method = .PUT
         request.headers.add(name: "Content-Type", value: object.contentType)
         request.headers.add(name: "User-Agent", value: "pushav")

@@ -1,3 +1,5 @@
+import TransportModel
+
 /// One object of the Matter Push AV upload layout: a track's CMAF header or one of its numbered segments.
 public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// CMAF segments are numbered from 1001 per track and session (reference "Segments").
@@ -24,6 +26,12 @@ public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConverti
     public var relativePath: String {
         let file = isHeader ? "\(track).init" : "segment_\(Self.padded(number)).m4s"
         return "session_\(session)/\(track)/\(file)"
+    }
+
+    /// ``relativePath`` as it goes into the PUT URL: the track name percent-encoded (it may hold a space).
+    public var urlPath: String {
+        let file = isHeader ? "\(percentEncodedPathSegment(track)).init" : "segment_\(Self.padded(number)).m4s"
+        return "session_\(session)/\(percentEncodedPathSegment(track))/\(file)"
     }
 
     public var contentType: String { isHeader ? "video/mp4" : "video/iso.segment" }

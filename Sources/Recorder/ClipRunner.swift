@@ -22,9 +22,7 @@ final class ClipRunner {
         self.settings = settings
         self.logger = logger
         nextSession = policy.firstSession
-        timeline = ClipTimeline(configuration: .init(
-            trigger: policy.trigger, motionTimeControl: policy.timeControl,
-            continuousSessionLength: policy.continuousSessionLength))
+        timeline = ClipTimeline(configuration: policy.timeline)
     }
 
     /// The lowest buffer sequence an open or closing clip still needs.

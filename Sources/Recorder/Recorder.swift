@@ -5,30 +5,49 @@ import Motion
 import Timeline
 
 /// How one transport connection turns media into clips: its trigger, time control, pre-roll and motion filter.
+///
+/// The resolved form of a transport's `TransportTriggerOptionsStruct` (``init(transport:zones:output:continuousSessionLength:)``
+/// makes it): the wire struct keeps what the cluster needs to validate and echo a request (absent vs null fields,
+/// per-zone or global sensitivity); this one holds only decisions — the ``ClipTimeline`` configuration, the pre-roll
+/// length and the motion filter with every sensitivity resolved.
 public struct ClipPolicy: Sendable {
-    public var trigger: ClipTrigger
-    public var timeControl: ClipTimeControl
+    /// Trigger type, time control and continuous session length: exactly what the connection's ``ClipTimeline`` runs on.
+    public var timeline: ClipTimeline.Configuration
     /// MaxPreRollLen; zero for none.
     public var maxPreRoll: MediaTime
     /// Which motion samples activate this transport (rule 1: zones and sensitivity).
     public var motionFilter: MotionTriggerFilter
-    /// Continuous transports start a new CMAF session this often (cut at a keyframe).
-    public var continuousSessionLength: MediaTime
     /// Where this connection's sessions go (`session_<N>/…`, `clips/…`).
     public var output: URL
     /// The first session number to use; session numbers only ever increase per connection.
     public var firstSession: Int
+
+    public var trigger: ClipTrigger {
+        get { timeline.trigger }
+        set { timeline.trigger = newValue }
+    }
+
+    /// The configured `motionTimeControl` (Matter's defaults for a transport without one).
+    public var timeControl: ClipTimeControl {
+        get { timeline.motionTimeControl ?? .matterDefaults }
+        set { timeline.motionTimeControl = newValue }
+    }
+
+    /// Continuous transports start a new CMAF session this often (cut at a keyframe).
+    public var continuousSessionLength: MediaTime {
+        get { timeline.continuousSessionLength }
+        set { timeline.continuousSessionLength = newValue }
+    }
 
     public init(
         trigger: ClipTrigger, timeControl: ClipTimeControl = .matterDefaults, maxPreRoll: MediaTime = .milliseconds(4000),
         motionFilter: MotionTriggerFilter = MotionTriggerFilter(sensitivity: 5),
         continuousSessionLength: MediaTime = .seconds(300), output: URL, firstSession: Int = 1
     ) {
-        self.trigger = trigger
-        self.timeControl = timeControl
+        self.timeline = ClipTimeline.Configuration(trigger: trigger, motionTimeControl: timeControl,
+                                                   continuousSessionLength: continuousSessionLength)
         self.maxPreRoll = maxPreRoll
         self.motionFilter = motionFilter
-        self.continuousSessionLength = continuousSessionLength
         self.output = output
         self.firstSession = firstSession
     }

@@ -24,6 +24,20 @@ public struct SessionLayout: Sendable, Equatable {
     }
     public var clipPath: String { "clips/session_\(session).mp4" }
     public func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
+
+    /// The highest session number already in `root` (`session_<N>/` or `clips/session_<N>.mp4`), 0 if none.
+    /// A new recording into the same folder continues after it, so it never mixes its files with an earlier run's
+    /// and session numbers only ever increase.
+    public static func highestSession(in root: URL) -> Int {
+        let fm = FileManager.default
+        let names = ((try? fm.contentsOfDirectory(atPath: root.path)) ?? [])
+            + ((try? fm.contentsOfDirectory(atPath: root.appendingPathComponent("clips").path)) ?? [])
+                .filter { $0.hasSuffix(".mp4") }.map { String($0.dropLast(4)) }
+        return names.compactMap { name -> Int? in
+            guard name.hasPrefix("session_"), let n = Int(name.dropFirst("session_".count)), n > 0 else { return nil }
+            return n
+        }.max() ?? 0
+    }
 }
 
 /// The role of a track in a session.

@@ -54,13 +54,17 @@ struct RecordCommand: AsyncParsableCommand {
                                                         duration/end reason, tracks, codec strings, segment times
 
             H.264, HEVC, AAC and Opus are copied as they are; other codecs are transcoded to H.264/AAC and the \
-            report says so. Invalid options are answered with the Matter status the Push AV cluster would give.
+            report says so. Invalid options are answered with the Matter status the Push AV cluster would give; what \
+            is not implemented yet (Interface-2 DASH/HLS, CENC encryption) is refused with FAILURE, never ignored.
+
+            Session numbers only ever increase: a run into an --out that already holds sessions continues after the \
+            highest one; with --push also after the highest one used for that URL (kept in --state-dir).
 
             Examples:
               pushav record video.mp4 --out out
               pushav record video.mp4 --out out --sensitivity 10 --initial 5 --max-duration 15 --pre-roll 2000
               pushav record video.mp4 --out out --zone 1:0,0,640,720 --zone 2:640,0,1280,360,640,720:8
-              pushav record video.mp4 --out out --transport transport.json --json > report.json
+              pushav record video.mp4 --out out --transport transport.json --no-push --json > report.json
               pushav record rtsp://cam/stream --out out --trigger continuous --segment-duration 2000 --chunk-duration 500
             """
     )
@@ -92,7 +96,15 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(name: .long, help: "MaxPreRollLen: how much before the trigger a clip may start, in ms; 0 = none. (default: 4000)")
     var preRoll: Int?
 
-    @Option(name: .long, help: "A motion zone ID:x1,y1,x2,y2[,x3,y3…][:sensitivity] in video pixels (repeatable; 2 points = rectangle).")
+    @Option(name: .long, help: ArgumentHelp(
+        "A motion zone: only motion inside the listed zones starts a clip (repeatable).",
+        discussion: """
+            ID:x1,y1,x2,y2 is a rectangle, ID:x1,y1,x2,y2,x3,y3[,…] a polygon, in the video's pixel coordinates. \
+            A zone without :sensitivity uses --sensitivity (default 5). Once any zone has its own :sensitivity (1…10), \
+            the recording follows the cluster's per-zone rules: every zone carries a sensitivity (those without one \
+            get --sensitivity) and the transport has no global motionSensitivity.
+            """,
+        valueName: "id:x1,y1,x2,y2[,…][:sensitivity]"))
     var zone: [ZoneArgument] = []
 
     @Option(name: .long, help: "Target CMAF segment duration in ms (Matter SegmentDuration, 500…65500). (default: 4000)")
@@ -106,6 +118,14 @@ struct RecordCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "A TransportOptions JSON document (Google Home / Matter field names); flags override it.")
     var transport: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "With --push: where the highest session number used per URL is kept (default: $PUSHAV_STATE_DIR, else $XDG_STATE_HOME/pushav, else ~/.local/state/pushav).",
+        valueName: "dir"))
+    var stateDir: String?
+
+    @Flag(name: .long, help: "With --transport: record locally only; the document's url is not uploaded to.")
+    var noPush = false
 
     @Flag(name: .long, help: "Record video only.")
     var noAudio = false
@@ -125,11 +145,17 @@ struct RecordCommand: AsyncParsableCommand {
         let logger = CLILogging.logger(verbose: verbose)
         let output = URL(fileURLWithPath: out)
         let transportOptions = try resolvedTransportOptions()
-        var options = try Self.recordingOptions(transportOptions, zones: zone.map(\.zone), output: output,
-                                                sessionLength: sessionLength)
+        var options: RecordingOptions
+        do {
+            options = try RecordingOptions(transport: transportOptions, zones: zone.map(\.zone), output: output,
+                                           continuousSessionLength: .seconds(Int64(max(1, sessionLength))))
+        } catch {
+            throw CLIError(MatterStatusText.describe(error))
+        }
         options.includeAudio = !noAudio
         options.writeClips = !noClip
         let upload = try RecordingUpload.start(push, options: &options, logger: logger)
+        let numbering = try SessionNumbering(options: &options, upload: upload, stateDirectory: stateDir, logger: logger)
         let progressLine = ProgressLine(enabled: !json)
         let report: RecordingReport
         do {
@@ -146,11 +172,13 @@ struct RecordCommand: AsyncParsableCommand {
         try await upload?.finish()
         try ReportFile.write(report, to: output)
         print(json ? try ReportFile.encode(report) : ReportFile.summary(report, directory: out))
+        try numbering.check()
     }
 
     /// The transport's options: the --transport document (or defaults), with the flags applied, validated the way
     /// the cluster validates AllocatePushTransport.
     func resolvedTransportOptions() throws -> TransportOptionsStruct {
+        if noPush && push.push != nil { throw CLIError("--no-push and --push contradict each other") }
         var t: TransportOptionsStruct
         if let transport {
             guard let data = FileManager.default.contents(atPath: transport) else {
@@ -160,6 +188,11 @@ struct RecordCommand: AsyncParsableCommand {
                 t = try JSONDecoder().decode(TransportOptionsStruct.self, from: data)
             } catch {
                 throw CLIError("INVALID_COMMAND (0x85): \(transport) is not a TransportOptions document: \(error)")
+            }
+            // A transport's url is where it uploads: never accept it and then record without uploading.
+            if push.push == nil && !noPush {
+                throw CLIError("\(transport) uploads to \(t.url): add --push \(t.url) (with --ca/--cert/--key for mutual TLS) "
+                    + "to upload there, or --no-push to record locally only")
             }
         } else {
             t = TransportOptionsStruct(
@@ -184,26 +217,16 @@ struct RecordCommand: AsyncParsableCommand {
             t.triggerOptions.motionTimeControl = control
             if let preRoll { t.triggerOptions.maxPreRollLen = try Self.narrow(preRoll, "--pre-roll") }
             if t.triggerOptions.maxPreRollLen == nil { t.triggerOptions.maxPreRollLen = 4000 }
-            if let sensitivity {
-                guard (0...255).contains(sensitivity) else {
-                    throw CLIError("CONSTRAINT_ERROR (0x87): --sensitivity must be 1…10, got \(sensitivity)")
-                }
-                t.triggerOptions.motionSensitivity = .value(UInt8(sensitivity))
+            if let sensitivity, !(1...10).contains(sensitivity) {
+                throw CLIError("CONSTRAINT_ERROR (0x87): --sensitivity must be 1…10, got \(sensitivity)")
             }
-            if t.triggerOptions.motionSensitivity == nil && zone.isEmpty { t.triggerOptions.motionSensitivity = .value(5) }
-            if !zone.isEmpty {
-                t.triggerOptions.motionZones = .value(zone.map {
-                    TransportZoneOptionsStruct(zone: .value($0.zone.id), sensitivity: $0.zone.sensitivity.map { UInt8(clamping: $0) })
-                })
-            }
-            if t.triggerOptions.motionZones == nil { t.triggerOptions.motionZones = .null }
+            try applyZones(to: &t.triggerOptions)
         }
         var cmaf = t.containerOptions.cmafContainerOptions ?? .init(segmentDuration: 4000, chunkDuration: 0)
         if let segmentDuration { cmaf.segmentDuration = try Self.narrow(segmentDuration, "--segment-duration") }
         if let chunkDuration { cmaf.chunkDuration = try Self.narrow(chunkDuration, "--chunk-duration") }
         t.containerOptions.cmafContainerOptions = cmaf
-        let perZone = zone.contains { $0.zone.sensitivity != nil }
-            || (t.triggerOptions.motionZones?.value ?? []).contains { $0.sensitivity != nil }
+        let perZone = (t.triggerOptions.motionZones?.value ?? []).contains { $0.sensitivity != nil }
         do {
             try t.validateShape(features: perZone ? [.perZoneSensitivity] : [])
         } catch {
@@ -224,41 +247,38 @@ struct RecordCommand: AsyncParsableCommand {
         return v
     }
 
-    /// Turns validated TransportOptions into the recorder's clip policy.
-    static func recordingOptions(
-        _ t: TransportOptionsStruct, zones: [Motion.MotionZone], output: URL, sessionLength: Int
-    ) throws -> RecordingOptions {
-        let triggers = t.triggerOptions
-        let cmaf = t.containerOptions.cmafContainerOptions!
-        var policy: ClipPolicy
-        switch triggers.triggerType {
-        case .continuous:
-            policy = ClipPolicy(trigger: .continuous, maxPreRoll: .zero,
-                                continuousSessionLength: .seconds(Int64(max(1, sessionLength))), output: output)
-        default:
-            let c = triggers.motionTimeControl!
-            let entries = (triggers.motionZones?.value ?? []).map { entry in
-                MotionTriggerFilter.ZoneEntry(
-                    zone: entry.zone.value,
-                    sensitivity: Int(triggers.effectiveSensitivity(
-                        for: entry, zoneManagementSensitivity: zones.first { $0.id == entry.zone.value }?.sensitivity.map(UInt8.init))))
+    /// Zones and sensitivity (rule 1 and the cluster's PERZONESENS rules), from the flags over the --transport document.
+    ///
+    /// A camera either has per-zone sensitivity (every zone entry carries its own and `motionSensitivity` is absent) or
+    /// not (no zone entry carries one; `motionSensitivity` is required). `--zone` flags replace the document's zones;
+    /// if any of them has its own `:sensitivity`, the recorder acts as a PERZONESENS camera and every other zone gets
+    /// `--sensitivity` (default 5). Without per-zone sensitivity, `--sensitivity` (default: the document's, else 5)
+    /// applies to every zone. A document that mixes both is refused as the cluster refuses it.
+    func applyZones(to triggers: inout TransportTriggerOptionsStruct) throws {
+        if !zone.isEmpty {
+            let perZone = zone.contains { $0.zone.sensitivity != nil }
+            let fallback = sensitivity ?? triggers.motionSensitivity?.value.map(Int.init) ?? 5
+            triggers.motionZones = .value(zone.map {
+                TransportZoneOptionsStruct(
+                    zone: .value($0.zone.id),
+                    sensitivity: perZone ? UInt8(clamping: $0.zone.sensitivity ?? fallback) : nil)
+            })
+            if perZone {
+                triggers.motionSensitivity = nil
+                return
             }
-            policy = ClipPolicy(
-                trigger: .motion,
-                timeControl: ClipTimeControl(initial: Int64(c.initialDuration), augmentation: Int64(c.augmentationDuration),
-                                             max: Int64(c.maxDuration), blind: Int64(c.blindDuration)),
-                maxPreRoll: .milliseconds(Int64(triggers.maxPreRollLen ?? 0)),
-                motionFilter: MotionTriggerFilter(zones: entries, sensitivity: Int(triggers.motionSensitivity?.value ?? 10)),
-                output: output)
         }
-        var options = RecordingOptions(output: output, policies: [policy])
-        options.segmentDuration = .milliseconds(Int64(cmaf.segmentDuration))
-        options.chunkDuration = cmaf.chunkDuration > 0 ? .milliseconds(Int64(cmaf.chunkDuration)) : nil
-        options.zones = zones
-        options.reportSensitivity = policy.motionFilter.sensitivity
-        if let name = t.videoStreams?.first?.videoStreamName ?? cmaf.trackName { options.videoTrackName = name }
-        if let name = t.audioStreams?.first?.audioStreamName { options.audioTrackName = name }
-        return options
+        if triggers.motionZones == nil { triggers.motionZones = .null }
+        let perZone = (triggers.motionZones?.value ?? []).contains { $0.sensitivity != nil }
+        if let sensitivity {
+            if perZone {
+                throw CLIError("INVALID_COMMAND (0x85): --sensitivity: the --transport document gives per-zone sensitivities; "
+                    + "set them in its motionZones or with --zone ID:…:sensitivity")
+            }
+            triggers.motionSensitivity = .value(UInt8(sensitivity))
+        } else if triggers.motionSensitivity == nil && !perZone {
+            triggers.motionSensitivity = .value(5)
+        }
     }
 }
 

@@ -129,6 +129,7 @@ import Testing
         let recorder = Process()
         recorder.executableURL = Fixtures.pushav
         recorder.arguments = ["record", fifo.path, "--out", out.path, "--trigger", "continuous", "--segment-duration", "1000", "--no-audio"] + push
+        recorder.environment = Fixtures.isolatedEnvironment()
         recorder.standardOutput = FileHandle.nullDevice
         let log = setup.directory.appendingPathComponent("record.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)

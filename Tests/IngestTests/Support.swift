@@ -83,10 +83,21 @@ enum Fixtures {
         try await offPool { try runBlocking(executable, arguments) }
     }
 
+    /// The test's environment with a fresh, empty `PUSHAV_STATE_DIR`: each run of `pushav` gets its own session
+    /// ledger (a port reused by a later test must not continue an earlier test's session numbers). A test that
+    /// checks continuation across runs passes `--state-dir`.
+    static func isolatedEnvironment() -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["PUSHAV_STATE_DIR"] = FileManager.default.temporaryDirectory
+            .appendingPathComponent("pushav-state-\(UUID().uuidString.prefix(8))").path
+        return environment
+    }
+
     static func runBlocking(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        process.environment = isolatedEnvironment()
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

@@ -45,6 +45,11 @@ enum PushAVBinary {
         let process = Process()
         process.executableURL = Fixtures.pushav
         process.arguments = arguments
+        // A fresh session ledger per run (see `SessionLedger`): tests never share session numbers through it.
+        var environment = ProcessInfo.processInfo.environment
+        environment["PUSHAV_STATE_DIR"] = FileManager.default.temporaryDirectory
+            .appendingPathComponent("pushav-state-\(UUID().uuidString.prefix(8))").path
+        process.environment = environment
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

@@ -1,0 +1,87 @@
+import Foundation
+import Motion
+import Timeline
+import TransportModel
+
+// The one path from a transport connection's TransportOptions to what the recorder does with it, shared by
+// `pushav record` (a transport given as flags or a JSON document) and `pushav serve` (allocated connections).
+
+extension ClipPolicy {
+    /// The clip policy of a transport whose options passed the cluster's validation.
+    ///
+    /// - Parameters:
+    ///   - zones: the camera's motion zones (Zone Management); a zone's own sensitivity stands in for the Zone
+    ///     Management Sensitivity when the transport names the zone without a sensitivity of its own.
+    ///   - continuousSessionLength: how long a Continuous transport's CMAF sessions last (rule 7).
+    public init(
+        transport t: TransportOptionsStruct, zones: [MotionZone], output: URL, continuousSessionLength: MediaTime
+    ) {
+        let triggers = t.triggerOptions
+        switch triggers.triggerType {
+        case .motion, .command:
+            let entries = (triggers.motionZones?.value ?? []).map { entry in
+                MotionTriggerFilter.ZoneEntry(
+                    zone: entry.zone.value,
+                    sensitivity: Int(triggers.effectiveSensitivity(
+                        for: entry,
+                        zoneManagementSensitivity: zones.first { $0.id == entry.zone.value }?.sensitivity.map { UInt8(clamping: $0) })))
+            }
+            let control = triggers.motionTimeControl.map {
+                ClipTimeControl(initial: Int64($0.initialDuration), augmentation: Int64($0.augmentationDuration),
+                                max: Int64($0.maxDuration), blind: Int64($0.blindDuration))
+            } ?? .matterDefaults
+            self.init(
+                trigger: triggers.triggerType == .motion ? .motion : .command,
+                timeControl: control,
+                maxPreRoll: .milliseconds(Int64(triggers.maxPreRollLen ?? 0)),
+                motionFilter: MotionTriggerFilter(zones: entries, sensitivity: Int(triggers.motionSensitivity?.value ?? 10)),
+                continuousSessionLength: continuousSessionLength,
+                output: output)
+        default:
+            self.init(trigger: .continuous, maxPreRoll: .zero, continuousSessionLength: continuousSessionLength,
+                      output: output)
+        }
+    }
+}
+
+extension RecordingOptions {
+    /// What recording one transport connection takes: its clip policy, segment and chunk durations, track names.
+    ///
+    /// Throws the status the camera answers AllocatePushTransport with for what this recorder does not implement yet
+    /// (FAILURE, as the Matter reference camera answers Interface2HLS): CMAF Interface-2 (DASH or HLS) and CENC
+    /// encryption. A transport that asks for encryption is refused rather than recorded and uploaded in the clear.
+    public init(
+        transport t: TransportOptionsStruct, zones: [MotionZone], output: URL,
+        continuousSessionLength: MediaTime = .seconds(300)
+    ) throws(TransportCommandError) {
+        guard let cmaf = t.containerOptions.cmafContainerOptions else {
+            throw .im(.invalidCommand, "containerOptions.cmafContainerOptions: required for CMAF")
+        }
+        try Self.checkImplemented(cmaf)
+        let names = try t.trackNames()
+        let policy = ClipPolicy(transport: t, zones: zones, output: output, continuousSessionLength: continuousSessionLength)
+        self.init(output: output, policies: [policy])
+        segmentDuration = .milliseconds(Int64(cmaf.segmentDuration))
+        chunkDuration = cmaf.chunkDuration > 0 ? .milliseconds(Int64(cmaf.chunkDuration)) : nil
+        self.zones = zones
+        reportSensitivity = policy.motionFilter.zones.map(\.sensitivity).max() ?? policy.motionFilter.sensitivity
+        videoTrackName = names.video
+        audioTrackName = names.audio
+    }
+
+    static func checkImplemented(_ cmaf: CMAFContainerOptionsStruct) throws(TransportCommandError) {
+        let field = "containerOptions.cmafContainerOptions"
+        switch cmaf.cmafInterface {
+        case .interface1: break
+        case .interface2DASH:
+            throw .im(.failure, "\(field).cmafInterface: Interface2DASH (DASH manifests) is not implemented yet; use Interface1")
+        case .interface2HLS:
+            throw .im(.failure, "\(field).cmafInterface: Interface2HLS is not supported (as on the Matter reference camera); use Interface1")
+        default:
+            throw .im(.constraintError, "\(field).cmafInterface: unknown value \(cmaf.cmafInterface.rawValue)")
+        }
+        if cmaf.cencKey != nil || cmaf.cencKeyID != nil {
+            throw .im(.failure, "\(field).cencKey: CENC encryption is not implemented yet; refusing rather than uploading clear media")
+        }
+    }
+}
