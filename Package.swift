@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // `pushav serve`'s configuration file.
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
     ],
     targets: [
         // FFmpeg 5.1 from Debian (libavformat-dev, libavcodec-dev, libavutil-dev, libswscale-dev; libswresample-dev
@@ -79,6 +81,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // `pushav serve`: the recording sidecar (configuration so far; the engine composes the modules above).
+        .target(name: "Sidecar", dependencies: ["Motion", .product(name: "Yams", package: "Yams")]),
         .executableTarget(
             name: "pushav",
             dependencies: [
@@ -88,6 +92,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "TimelineTests", dependencies: ["Timeline"]),
+        .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "Motion"]),
         .testTarget(name: "MotionTests", dependencies: ["Motion"]),
         .testTarget(name: "CMAFTests", dependencies: ["CMAF"]),
         .testTarget(name: "MediaIOTests", dependencies: ["MediaIO", "CMAF"]),

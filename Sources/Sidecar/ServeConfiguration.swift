@@ -1,0 +1,271 @@
+import Foundation
+import Motion
+import Yams
+
+/// `pushav serve --config serve.yaml`: the control API's address, the state folder, the spool's size and the cameras.
+///
+/// Parsed strictly: an unknown key, a missing required key or an invalid value is a start-up error that names the key
+/// (`cameras[0].zones[1].sensitivity: must be 1…10, got 12`), never a default silently applied in its place.
+public struct ServeConfiguration: Sendable, Hashable {
+    /// Where the control API listens; loopback by default.
+    public var listen: ListenAddress
+    /// The SQLite store (connections, registries, session numbers, TLS material) and the spool live here.
+    public var state: String
+    public var spoolCapacityMiB: Int
+    public var cameras: [CameraConfiguration]
+
+    public init(listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), state: String,
+                spoolCapacityMiB: Int = 1024, cameras: [CameraConfiguration]) {
+        self.listen = listen
+        self.state = state
+        self.spoolCapacityMiB = spoolCapacityMiB
+        self.cameras = cameras
+    }
+
+    /// Parses and checks a YAML document.
+    public init(yaml: String) throws(ConfigurationError) {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: yaml)
+        } catch {
+            throw ConfigurationError(key: "", message: "not valid YAML: \(error)")
+        }
+        guard let root else { throw ConfigurationError(key: "", message: "the document is empty") }
+        let top = try ConfigurationMapping(root, path: "", known: ["listen", "state", "spoolCapacityMiB", "cameras"])
+        listen = try top.optional("listen") { node, path throws(ConfigurationError) in try ListenAddress(node.text(path), key: path) }
+            ?? ListenAddress(host: "127.0.0.1", port: 8080)
+        state = try top.required("state") { node, path throws(ConfigurationError) in try node.nonEmptyText(path) }
+        spoolCapacityMiB = try top.optional("spoolCapacityMiB") { node, path throws(ConfigurationError) in
+            try node.integer(path, in: 1...1_048_576)
+        } ?? 1024
+        cameras = try top.required("cameras") { node, path throws(ConfigurationError) in
+            try node.list(path) { item, itemPath throws(ConfigurationError) in try CameraConfiguration(item, path: itemPath) }
+        }
+        guard !cameras.isEmpty else { throw ConfigurationError(key: "cameras", message: "at least one camera is needed") }
+        var seen: Set<String> = []
+        for (index, camera) in cameras.enumerated() where !seen.insert(camera.id).inserted {
+            throw ConfigurationError(key: "cameras[\(index)].id", message: "\"\(camera.id)\" is used by an earlier camera")
+        }
+    }
+
+    /// Reads and parses `path`.
+    public static func load(path: String) throws(ConfigurationError) -> ServeConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(key: "", message: "cannot read \(path)")
+        }
+        do {
+            return try ServeConfiguration(yaml: String(decoding: data, as: UTF8.self))
+        } catch {
+            throw ConfigurationError(key: error.key, message: error.message, file: path)
+        }
+    }
+}
+
+/// `host:port` (IPv6 as `[::1]:8080`).
+public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    init(_ text: String, key: String) throws(ConfigurationError) {
+        guard let colon = text.lastIndex(of: ":") else {
+            throw ConfigurationError(key: key, message: "expected host:port, got \"\(text)\"")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else {
+            throw ConfigurationError(key: key, message: "expected host:port with a port 1…65535, got \"\(text)\"")
+        }
+        self.init(host: host, port: port)
+    }
+
+    /// Whether only this machine can reach the address.
+    public var isLoopback: Bool { host == "localhost" || host == "::1" || host.hasPrefix("127.") }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// One camera: one Matter endpoint with its own Push AV Stream Transport cluster instance.
+public struct CameraConfiguration: Sendable, Hashable {
+    /// Names the camera in the API (`/v1/cameras/{id}/…`): letters, digits, `-` and `_`.
+    public var id: String
+    /// Anything libavformat opens: a camera URL, or a file.
+    public var source: String
+    /// For files: paced at real time and looped, so a file stands in for a camera.
+    public var live: Bool
+    /// The AllocatedVideoStream this camera provides.
+    public var videoStreamID: UInt16
+    /// The AllocatedAudioStream, if the camera has audio.
+    public var audioStreamID: UInt16?
+    /// The camera's Zone Management zones, in the video's pixel coordinates.
+    public var zones: [MotionZone]
+
+    public init(id: String, source: String, live: Bool = true, videoStreamID: UInt16 = 1, audioStreamID: UInt16? = nil,
+                zones: [MotionZone] = []) {
+        self.id = id
+        self.source = source
+        self.live = live
+        self.videoStreamID = videoStreamID
+        self.audioStreamID = audioStreamID
+        self.zones = zones
+    }
+
+    init(_ node: Node, path: String) throws(ConfigurationError) {
+        let map = try ConfigurationMapping(node, path: path,
+                                           known: ["id", "source", "live", "videoStreamID", "audioStreamID", "zones"])
+        id = try map.required("id") { node, path throws(ConfigurationError) in
+            let id = try node.nonEmptyText(path)
+            guard id.utf8.count <= 64, id.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) && $0.isASCII || $0 == "-" || $0 == "_" }) else {
+                throw ConfigurationError(key: path, message: "use 1…64 of A–Z, a–z, 0–9, - and _ (it is part of API paths), got \"\(id)\"")
+            }
+            return id
+        }
+        source = try map.required("source") { node, path throws(ConfigurationError) in try node.nonEmptyText(path) }
+        live = try map.optional("live") { node, path throws(ConfigurationError) in try node.boolean(path) } ?? true
+        videoStreamID = try map.optional("videoStreamID") { node, path throws(ConfigurationError) in
+            UInt16(try node.integer(path, in: 0...65534))
+        } ?? 1
+        audioStreamID = try map.optional("audioStreamID") { node, path throws(ConfigurationError) in
+            UInt16(try node.integer(path, in: 0...65534))
+        }
+        if let audioStreamID, audioStreamID == videoStreamID {
+            throw ConfigurationError(key: "\(path).audioStreamID", message: "must differ from videoStreamID \(videoStreamID)")
+        }
+        zones = try map.optional("zones") { node, path throws(ConfigurationError) in
+            try node.list(path) { item, itemPath throws(ConfigurationError) in try Self.zone(item, path: itemPath) }
+        } ?? []
+        var seen: Set<UInt16> = []
+        for (index, zone) in zones.enumerated() where !seen.insert(zone.id).inserted {
+            throw ConfigurationError(key: "\(path).zones[\(index)].id", message: "zone \(zone.id) is listed twice")
+        }
+    }
+
+    static func zone(_ node: Node, path: String) throws(ConfigurationError) -> MotionZone {
+        let map = try ConfigurationMapping(node, path: path, known: ["id", "name", "polygon", "sensitivity"])
+        let id = try map.required("id") { node, path throws(ConfigurationError) in UInt16(try node.integer(path, in: 0...65534)) }
+        let name = try map.optional("name") { node, path throws(ConfigurationError) in try node.text(path) } ?? ""
+        let polygon = try map.required("polygon") { node, path throws(ConfigurationError) in
+            try node.list(path) { point, pointPath throws(ConfigurationError) in
+                let xy = try point.list(pointPath) { value, valuePath throws(ConfigurationError) in try value.number(valuePath) }
+                guard xy.count == 2, xy.allSatisfy({ $0 >= 0 }) else {
+                    throw ConfigurationError(key: pointPath, message: "a point is [x, y] in video pixels, both ≥ 0")
+                }
+                return ZonePoint(x: xy[0], y: xy[1])
+            }
+        }
+        guard polygon.count >= 3 else {
+            throw ConfigurationError(key: "\(path).polygon", message: "a polygon needs at least 3 points, got \(polygon.count)")
+        }
+        let sensitivity = try map.optional("sensitivity") { node, path throws(ConfigurationError) in try node.integer(path, in: 1...10) }
+        return MotionZone(id: id, name: name, polygon: polygon, sensitivity: sensitivity)
+    }
+}
+
+/// A configuration the service refuses to start with; `key` is the offending key's path.
+public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var key: String
+    public var message: String
+    public var file: String?
+
+    public init(key: String, message: String, file: String? = nil) {
+        self.key = key
+        self.message = message
+        self.file = file
+    }
+
+    public var description: String {
+        (file.map { "\($0): " } ?? "") + (key.isEmpty ? message : "\(key): \(message)")
+    }
+}
+
+/// A YAML mapping whose keys are checked against the ones a section knows.
+struct ConfigurationMapping {
+    let mapping: Node.Mapping
+    let path: String
+
+    init(_ node: Node, path: String, known: Set<String>) throws(ConfigurationError) {
+        guard let mapping = node.mapping else {
+            throw ConfigurationError(key: path, message: "expected a mapping of \(known.sorted().joined(separator: ", "))")
+        }
+        for key in mapping.keys {
+            guard let name = key.string, known.contains(name) else {
+                throw ConfigurationError(key: Self.join(path, key.string ?? "?"),
+                                         message: "unknown key (known here: \(known.sorted().joined(separator: ", ")))")
+            }
+        }
+        self.mapping = mapping
+        self.path = path
+    }
+
+    static func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    func optional<T>(_ key: String, _ parse: (Node, String) throws(ConfigurationError) -> T) throws(ConfigurationError) -> T? {
+        guard let node = mapping[Node(key)], node != Node("~"), node.null == nil else { return nil }
+        return try parse(node, Self.join(path, key))
+    }
+
+    func required<T>(_ key: String, _ parse: (Node, String) throws(ConfigurationError) -> T) throws(ConfigurationError) -> T {
+        guard let value = try optional(key, parse) else {
+            throw ConfigurationError(key: Self.join(path, key), message: "required")
+        }
+        return value
+    }
+}
+
+extension Node {
+    func text(_ path: String) throws(ConfigurationError) -> String {
+        guard case .scalar(let scalar) = self else { throw ConfigurationError(key: path, message: "expected a string") }
+        return scalar.string
+    }
+
+    func nonEmptyText(_ path: String) throws(ConfigurationError) -> String {
+        let value = try text(path)
+        guard !value.isEmpty else { throw ConfigurationError(key: path, message: "must not be empty") }
+        return value
+    }
+
+    func integer(_ path: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+        guard case .scalar = self, let value = int else {
+            throw ConfigurationError(key: path, message: "expected an integer, got \(describedValue)")
+        }
+        guard range.contains(value) else {
+            throw ConfigurationError(key: path, message: "must be \(range.lowerBound)…\(range.upperBound), got \(value)")
+        }
+        return value
+    }
+
+    func number(_ path: String) throws(ConfigurationError) -> Double {
+        guard case .scalar = self, let value = float ?? int.map(Double.init), value.isFinite else {
+            throw ConfigurationError(key: path, message: "expected a number, got \(describedValue)")
+        }
+        return value
+    }
+
+    func boolean(_ path: String) throws(ConfigurationError) -> Bool {
+        guard case .scalar = self, let value = bool else {
+            throw ConfigurationError(key: path, message: "expected true or false, got \(describedValue)")
+        }
+        return value
+    }
+
+    func list<T>(_ path: String, _ element: (Node, String) throws(ConfigurationError) -> T) throws(ConfigurationError) -> [T] {
+        guard case .sequence(let sequence) = self else {
+            throw ConfigurationError(key: path, message: "expected a list, got \(describedValue)")
+        }
+        var result: [T] = []
+        for (index, item) in sequence.enumerated() { result.append(try element(item, "\(path)[\(index)]")) }
+        return result
+    }
+
+    private var describedValue: String {
+        switch self {
+        case .scalar(let scalar): "\"\(scalar.string)\""
+        case .mapping: "a mapping"
+        case .sequence: "a list"
+        }
+    }
+}
