@@ -73,7 +73,8 @@ public final class SegmentSpool: Sendable {
 
     // MARK: - Writing
 
-    /// Writes `bytes` durably, then journals them. Returns only when both are on disk. May evict older sessions.
+    /// Writes `bytes` durably, then journals them. Returns only when both are on disk; throws only when the object is
+    /// not durable. May evict older sessions.
     public func store(_ bytes: [UInt8], for object: UploadObject, connection: String, now: Date = Date()) throws {
         try DurableFile.write(bytes, to: fileURL(connection: connection, object: object))
         try database.write { db in
