@@ -48,6 +48,24 @@ enum DurableFile {
         try syncDirectory(directory)
     }
 
+    /// Reads a whole file; errors name the path and the system's reason ("Is a directory", "No such file…").
+    static func read(_ url: URL) throws -> [UInt8] {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(operation: "open", path: url.path, code: errno) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw Failure(operation: "read", path: url.path, code: errno)
+            }
+            if count == 0 { return bytes }
+            bytes += buffer[..<count]
+        }
+    }
+
     /// Makes a rename or unlink in `directory` durable.
     static func syncDirectory(_ directory: URL) throws {
         let fd = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -14,6 +14,10 @@ public struct UploadSummary: Sendable, Hashable {
     public var failure: String?
     /// True when nothing is left in the spool for this connection.
     public var complete: Bool
+    /// Objects that could not be spooled (write failed) and so were never uploaded: data lost.
+    public var lost: Int = 0
+    /// The first of them (at most ``SegmentUploader/lostObjectsNamed``), for the error message.
+    public var lostObjects: [UploadObject] = []
 }
 
 /// Uploads one connection's CMAF objects over HTTPS PUT: spooled objects first, in order per track, with one
@@ -36,6 +40,10 @@ public final class SegmentUploader: Sendable {
     private let retriesCounter: Counter
     private let deliveredCounter: Counter
     private let failedGauge: Gauge
+    private let spoolReadFailuresCounter: Counter
+    private let spoolWriteFailuresCounter: Counter
+    /// How many lost objects ``UploadSummary/lostObjects`` names (the count is kept in full).
+    public static let lostObjectsNamed = 10
 
     private struct Shared {
         var tracks: Set<String> = []
@@ -48,6 +56,11 @@ public final class SegmentUploader: Sendable {
         var failure: String?
         var delivered = 0
         var retries = 0
+        var lost = 0
+        var lostObjects: [UploadObject] = []
+        /// Not spooled (the write failed) while a live upload of them was under way: lost only if that upload fails.
+        /// At most one per track: a lane streams one segment at a time.
+        var unspooledStreaming: Set<UploadObject> = []
     }
 
     public init(spool: SegmentSpool, endpoint: UploadEndpoint, policy: UploadPolicy, segmentDuration: Duration,
@@ -68,17 +81,27 @@ public final class SegmentUploader: Sendable {
         retriesCounter = Counter(label: "pushav_upload_retries_total", dimensions: dimensions)
         deliveredCounter = Counter(label: "pushav_upload_delivered_total", dimensions: dimensions)
         failedGauge = Gauge(label: "pushav_upload_connection_failed", dimensions: dimensions)
+        spoolReadFailuresCounter = Counter(label: "pushav_spool_read_failures_total", dimensions: dimensions)
+        spoolWriteFailuresCounter = Counter(label: "pushav_spool_write_failures_total", dimensions: dimensions)
         for track in try spool.tracks(connection: endpoint.connection) { registerTrack(track) }
     }
 
     // MARK: - Input
 
     /// Spools headers and finished segments (durably, before upload) and feeds chunks to live uploads.
-    /// Call in recording order.
+    /// Call in recording order. When a header or segment cannot be spooled the error is logged, counted
+    /// (`pushav_spool_write_failures_total`) and rethrown, and later events still work; the object is lost
+    /// (``UploadSummary/lost``) unless a live upload of that segment was already under way and succeeds.
     public func handle(_ event: IngestEvent) throws {
         switch event {
         case .header(let session, let track, let bytes):
-            try spool.store(bytes, for: .header(session: session, track: track), connection: endpoint.connection)
+            let object = UploadObject.header(session: session, track: track)
+            do {
+                try spool.store(bytes, for: object, connection: endpoint.connection)
+            } catch {
+                spoolWriteFailed(object, error: error, streaming: false)
+                throw error
+            }
             registerTrack(track)
             wake(track)
         case .chunk(let session, let track, let number, let bytes):
@@ -94,18 +117,54 @@ public final class SegmentUploader: Sendable {
             if isNew { wake(track) }
         case .segment(let session, let track, let number, let bytes):
             let object = UploadObject(session: session, track: track, number: number)
-            try spool.store(bytes, for: object, connection: endpoint.connection)
-            let open = shared.withLock { shared -> LiveSegment? in
-                guard let open = shared.live[track], open.object == object else { return nil }
+            let stored = Result { try spool.store(bytes, for: object, connection: endpoint.connection) }
+            // A live upload of this segment ends with its last chunk whether or not the spool took it. Lanes claim a
+            // live segment under the same lock, so `wasStreamed` tells whether that upload can still deliver it.
+            let (open, streaming) = shared.withLock { shared -> (LiveSegment?, Bool) in
+                guard let open = shared.live[track], open.object == object else { return (nil, false) }
                 shared.live[track] = nil
-                return open
+                let streaming = open.wasStreamed
+                if case .failure = stored, streaming { shared.unspooledStreaming.insert(object) }
+                return (open, streaming)
             }
             open?.finish()
+            if case .failure(let error) = stored {
+                spoolWriteFailed(object, error: error, streaming: streaming)
+                throw error
+            }
             registerTrack(track)
             wake(track)
         case .sessionFinished(let session):
-            try spool.finishSession(session, connection: endpoint.connection)
+            do {
+                try spool.finishSession(session, connection: endpoint.connection)
+            } catch {
+                // Nothing is lost: the session's headers just stay spooled.
+                logger.error("could not mark session \(session) finished in the spool", metadata: ["error": "\(error)"])
+                throw error
+            }
         }
+    }
+
+    private func spoolWriteFailed(_ object: UploadObject, error: any Error, streaming: Bool) {
+        spoolWriteFailuresCounter.increment()
+        if streaming {
+            logger.error("could not spool \(object); lost unless its live upload, under way, succeeds", metadata: [
+                "connection": "\(endpoint.connection)", "error": "\(error)",
+            ])
+        } else {
+            noteLost(object, reason: "could not be spooled: \(error)")
+        }
+    }
+
+    /// Counts an object that will never be uploaded.
+    private func noteLost(_ object: UploadObject, reason: String) {
+        shared.withLock { shared in
+            shared.lost += 1
+            if shared.lostObjects.count < Self.lostObjectsNamed { shared.lostObjects.append(object) }
+        }
+        logger.error("\(object) is lost: it will not be uploaded", metadata: [
+            "connection": "\(endpoint.connection)", "reason": "\(reason)",
+        ])
     }
 
     /// Makes ``run()`` return once every track has nothing left to send (or has given up). No events may follow:
@@ -143,8 +202,16 @@ public final class SegmentUploader: Sendable {
             await group.waitForAll()
         }
         try? await client.shutdown()
+        // A live upload that never reported back (its lane stopped first) did not deliver its unspooled segment.
+        for object in shared.withLock({ $0.unspooledStreaming.sorted() }) {
+            noteLost(object, reason: "could not be spooled, and its live upload did not complete")
+        }
+        shared.withLock { $0.unspooledStreaming.removeAll() }
         let complete = !((try? spool.isBusy(connection: endpoint.connection)) ?? true)
-        return shared.withLock { UploadSummary(delivered: $0.delivered, retries: $0.retries, failure: $0.failure, complete: complete) }
+        return shared.withLock {
+            UploadSummary(delivered: $0.delivered, retries: $0.retries, failure: $0.failure, complete: complete,
+                          lost: $0.lost, lostObjects: $0.lostObjects)
+        }
     }
 
     private func registerTrack(_ track: String) {
@@ -162,7 +229,7 @@ public final class SegmentUploader: Sendable {
 
     private enum Work {
         case spooled(UploadObject, bytes: Int)
-        case live(LiveSegment)
+        case live(LiveSegment, body: AsyncThrowingStream<ByteBuffer, any Error>)
     }
 
     /// One track: strictly in order, never blocked by another track.
@@ -188,8 +255,8 @@ public final class SegmentUploader: Sendable {
                         continue
                     }
                     work = .spooled(entry.object, bytes: entry.bytes)
-                } else if let live = streamableLiveSegment(track: track) {
-                    work = .live(live)
+                } else if let (live, body) = claimStreamableLiveSegment(track: track) {
+                    work = .live(live, body: body)
                 } else {
                     let done = shared.withLock { $0.draining && $0.live[track] == nil }
                     if done { return }
@@ -197,8 +264,8 @@ public final class SegmentUploader: Sendable {
                     continue
                 }
             } catch {
-                logger.error("spool read failed; retrying", metadata: ["track": "\(track)", "error": "\(error)"])
-                try? await Task.sleep(for: policy.initialBackoff)
+                let decision = machine.decide(afterSpoolFailure: "spool journal failed: \(error)", using: &random)
+                if !(await spoolReadFailed(track: track, decision: decision, error: error)) { return }
                 continue
             }
 
@@ -207,27 +274,47 @@ public final class SegmentUploader: Sendable {
             switch work {
             case .spooled(let spooled, let size):
                 object = spooled
-                guard let bytes = try? spool.bytes(connection: connection, object: spooled) else {
-                    // Only after an eviction removed it under our feet: nothing left to send for this object.
-                    logger.error("spooled file unreadable (evicted?); moving on", metadata: ["object": "\(spooled)"])
-                    headerResend = nil
+                let bytes: [UInt8]
+                do {
+                    bytes = try spool.bytes(connection: connection, object: spooled)
+                } catch {
+                    if case .success(nil) = Result(catching: { try spool.entry(connection: connection, object: spooled) }) {
+                        // An eviction removed it (journal row first, then the file) under our feet: nothing to send.
+                        logger.warning("spooled object evicted before upload; moving on", metadata: ["object": "\(spooled)"])
+                        headerResend = nil
+                        continue
+                    }
+                    // Still journalled but unreadable (file gone, damaged, I/O error): a failed attempt.
+                    let decision = machine.decide(afterSpoolFailure: "spooled file \(spooled) unreadable: \(error)", using: &random)
+                    if !(await spoolReadFailed(track: track, decision: decision, error: error)) { return }
                     continue
                 }
                 try? spool.recordAttempt(connection: connection, object: spooled)
                 outcome = await put(spooled, body: .bytes(ByteBuffer(bytes: bytes)), timeout: policy.deadline(forBytes: size))
-            case .live(let live):
+            case .live(let live, let body):
                 object = live.object
-                outcome = await put(live.object, body: .stream(live.makeBody(), length: .unknown),
+                outcome = await put(live.object, body: .stream(body, length: .unknown),
                                     timeout: segmentDuration * 2 + policy.deadline(forBytes: 0))
             }
 
-            switch machine.decide(after: outcome, for: object, using: &random) {
+            let decision = machine.decide(after: outcome, for: object, using: &random)
+            let isLive = if case .live = work { true } else { false }
+            let unspooled = isLive && shared.withLock { $0.unspooledStreaming.remove(object) } != nil
+            if unspooled {
+                // The spool could not take this segment: this upload was its only chance.
+                if decision == .delivered {
+                    logger.warning("\(object) was not spooled, but its live upload delivered it")
+                } else {
+                    noteLost(object, reason: "could not be spooled, and its live upload failed: \(outcome)")
+                }
+            }
+            switch decision {
             case .delivered:
-                let isLive = if case .live = work { true } else { false }
                 shared.withLock { shared in
                     shared.lastDelivered[track] = object
                     shared.delivered += 1
-                    if isLive { shared.deliveredLive.insert(object) }
+                    // Matched (and marked delivered) when the spool lists it; a segment it could not take never appears.
+                    if isLive, !unspooled { shared.deliveredLive.insert(object) }
                 }
                 deliveredCounter.increment()
                 if !isLive {
@@ -252,20 +339,46 @@ public final class SegmentUploader: Sendable {
                 finishWhenDrained()
                 return
             case .budgetSpent(let reason):
-                shared.withLock { $0.failure = "track \(track): retry budget spent: \(reason)" }
-                logger.error("retry budget spent; keeping the spool", metadata: ["track": "\(track)", "reason": "\(reason)"])
+                giveUp(track: track, reason: reason)
                 return
             }
         }
     }
 
-    /// A live segment may be streamed only when it directly follows what this track delivered last.
-    private func streamableLiveSegment(track: String) -> LiveSegment? {
+    private func giveUp(track: String, reason: String) {
+        shared.withLock { $0.failure = "track \(track): retry budget spent: \(reason)" }
+        logger.error("retry budget spent; keeping the spool", metadata: ["track": "\(track)", "reason": "\(reason)"])
+    }
+
+    /// Counts and logs a spool read failure and carries out `decision` (a retry after its backoff, or giving up).
+    /// False when the lane must stop.
+    private func spoolReadFailed(track: String, decision: UploadDecision, error: any Error) async -> Bool {
+        spoolReadFailuresCounter.increment()
+        switch decision {
+        case .retry(let delay):
+            shared.withLock { $0.retries += 1 }
+            retriesCounter.increment()
+            logger.error("spool read failed; will retry", metadata: [
+                "track": "\(track)", "error": "\(error)", "delay": "\(delay)",
+            ])
+            return await pause(delay)
+        case .budgetSpent(let reason):
+            giveUp(track: track, reason: reason)
+            return false
+        case .delivered, .resendHeader, .connectionFailed:  // never decided for a spool failure
+            giveUp(track: track, reason: "unexpected decision \(decision) after a spool read failure")
+            return false
+        }
+    }
+
+    /// A live segment may be streamed only when it directly follows what this track delivered last. Its body is
+    /// made under the lock that ``handle(_:)`` uses to finish it, so a failed spool write sees whether it streams.
+    private func claimStreamableLiveSegment(track: String) -> (LiveSegment, AsyncThrowingStream<ByteBuffer, any Error>)? {
         shared.withLock { shared in
             guard let live = shared.live[track], !live.wasStreamed,
                   let predecessor = live.object.predecessor, shared.lastDelivered[track] == predecessor
             else { return nil }
-            return live
+            return (live, live.makeBody())
         }
     }
 

@@ -43,11 +43,18 @@ public struct UploadPolicy: Sendable, Hashable {
 }
 
 /// What came of one PUT.
-public enum UploadOutcome: Sendable, Hashable {
+public enum UploadOutcome: Sendable, Hashable, CustomStringConvertible {
     /// The endpoint answered with this status code.
     case status(Int)
     /// No answer: refused, reset, TLS failure or timeout.
     case transportFailure(String)
+
+    public var description: String {
+        switch self {
+        case .status(let code): "HTTP \(code)"
+        case .transportFailure(let reason): "no answer (\(reason))"
+        }
+    }
 }
 
 /// What the track lane does next, decided by ``UploadStateMachine``.
@@ -68,22 +75,30 @@ public enum UploadDecision: Sendable, Hashable {
 /// backoff and turns 412 into a header resend and repeated 401/403 into a failed connection.
 public struct UploadStateMachine: Sendable {
     public let policy: UploadPolicy
-    /// Failed attempts in a row (any cause) for the object being sent.
+    /// Failed attempts in a row (any cause) for the object being sent. A header resent because of a 412 does not end
+    /// the run: only the segment itself arriving does.
     public private(set) var consecutiveFailures = 0
     /// 401/403 answers in a row.
     public private(set) var authFailures = 0
+    /// The segment whose 412 made the lane resend its session's header; nil when no resend is under way.
+    public private(set) var segmentAwaitingHeader: UploadObject?
 
     public init(policy: UploadPolicy) {
         self.policy = policy
     }
 
-    /// Call after each attempt for `object`; resets the counters on success.
+    /// Call after each attempt for `object`; resets the counters when `object` arrived (a header resent for a 412
+    /// arriving does not count: its segment has not).
     public mutating func decide(
         after outcome: UploadOutcome, for object: UploadObject, using random: inout some RandomNumberGenerator
     ) -> UploadDecision {
         if case .status(let code) = outcome, (200..<300).contains(code) {
-            consecutiveFailures = 0
             authFailures = 0
+            if let segment = segmentAwaitingHeader, object == .header(session: segment.session, track: segment.track) {
+                return .delivered
+            }
+            consecutiveFailures = 0
+            segmentAwaitingHeader = nil
             return .delivered
         }
         consecutiveFailures += 1
@@ -96,12 +111,26 @@ public struct UploadStateMachine: Sendable {
             authFailures = 0
         }
         if let budget = policy.retryBudget, consecutiveFailures >= budget {
-            return .budgetSpent("\(consecutiveFailures) failed attempts for \(object), last: \(outcome)")
+            let why = segmentAwaitingHeader == object && outcome == .status(412) ? " again after its header was re-sent" : ""
+            return .budgetSpent("\(consecutiveFailures) failed attempts for \(object), last: \(outcome)\(why)")
         }
-        // The first 412 is answered at once (the header was simply lost); repeated ones back off like any error.
-        let delay = consecutiveFailures == 1 ? .zero : policy.backoff(attempt: consecutiveFailures - 1, using: &random)
         if case .status(412) = outcome, !object.isHeader {
+            segmentAwaitingHeader = object
+            // A 412 that starts a run of failures is answered at once: the endpoint lost the session's header (it
+            // restarted), and one resend cures that. A 412 again after the header went through is a failure like
+            // any other: it backs off (the first resend was free, so the schedule starts over at the initial delay).
+            let delay = consecutiveFailures == 1 ? .zero : policy.backoff(attempt: consecutiveFailures - 1, using: &random)
             return .resendHeader(after: delay)
+        }
+        return .retry(after: policy.backoff(attempt: consecutiveFailures, using: &random))
+    }
+
+    /// Call when the lane could not read what it was about to send from the spool (journal or file): a failed attempt
+    /// like any other (backoff, retry budget), so a broken spool neither spins the lane nor retries forever.
+    public mutating func decide(afterSpoolFailure reason: String, using random: inout some RandomNumberGenerator) -> UploadDecision {
+        consecutiveFailures += 1
+        if let budget = policy.retryBudget, consecutiveFailures >= budget {
+            return .budgetSpent("\(consecutiveFailures) failed attempts, last: \(reason)")
         }
         return .retry(after: policy.backoff(attempt: consecutiveFailures, using: &random))
     }

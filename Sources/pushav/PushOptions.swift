@@ -82,7 +82,7 @@ final class RecordingUpload: Sendable {
     private let feeding: Task<Void, Never>
     private let uploading: Task<UploadSummary, Never>
 
-    init(uploader: SegmentUploader, logger: Logger) {
+    init(uploader: SegmentUploader) {
         self.uploader = uploader
         let (stream, continuation) = AsyncStream.makeStream(of: IngestEvent.self)
         events = continuation
@@ -93,11 +93,8 @@ final class RecordingUpload: Sendable {
             for await event in stream {
                 await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                     spoolQueue.async {
-                        do {
-                            try uploader.handle(event)
-                        } catch {
-                            logger.error("could not spool \(event.label): \(error)")
-                        }
+                        // A failure is logged and counted by the uploader (and fails `finish()` if data was lost).
+                        try? uploader.handle(event)
                         done.resume()
                     }
                 }
@@ -117,7 +114,7 @@ final class RecordingUpload: Sendable {
         for index in options.policies.indices {
             options.policies[index].firstSession = max(options.policies[index].firstSession, next)
         }
-        let upload = RecordingUpload(uploader: uploader, logger: logger)
+        let upload = RecordingUpload(uploader: uploader)
         options.events = { event in
             if let mapped = IngestEvent(event) { upload.events.yield(mapped) }
         }
@@ -131,6 +128,13 @@ final class RecordingUpload: Sendable {
         uploader.finishWhenDrained()
         let summary = await uploading.value
         let where_ = uploader.spool.directory.path
+        if summary.lost > 0 {
+            let named = summary.lostObjects.map(\.description).joined(separator: ", ")
+            let more = summary.lost > summary.lostObjects.count ? " and \(summary.lost - summary.lostObjects.count) more" : ""
+            let upload = summary.failure.map { "; upload incomplete (\($0)), the spool at \(where_) is kept" } ?? ""
+            throw CLIError("\(summary.lost) object(s) lost: could not be written to the spool at \(where_), never uploaded: "
+                           + "\(named)\(more)\(upload); \(summary.delivered) delivered, \(summary.retries) retries")
+        }
         guard summary.failure == nil, summary.complete else {
             throw CLIError("upload incomplete (\(summary.failure ?? "objects left")); \(summary.delivered) delivered, "
                            + "\(summary.retries) retries; the spool at \(where_) is kept and is replayed by the next run")
@@ -150,15 +154,6 @@ extension IngestEvent {
         case .segmentFinished(let session, let track, let number, _, let bytes):
             self = .segment(session: session, track: track, number: number, bytes: bytes)
         case .sessionFinished(let record): self = .sessionFinished(session: record.session)
-        }
-    }
-
-    var label: String {
-        switch self {
-        case .header(let session, let track, _): "session_\(session)/\(track) header"
-        case .chunk(let session, let track, let number, _): "session_\(session)/\(track) chunk of \(number)"
-        case .segment(let session, let track, let number, _): "session_\(session)/\(track)/segment_\(number)"
-        case .sessionFinished(let session): "end of session \(session)"
         }
     }
 }

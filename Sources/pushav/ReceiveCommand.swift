@@ -120,7 +120,7 @@ struct UploadCommand: AsyncParsableCommand {
         guard let uploader = try push.makeUploader(defaultSpool: URL(fileURLWithPath: push.spool!),
                                                    segmentDuration: .milliseconds(segmentDuration), logger: logger)
         else { return }
-        let upload = RecordingUpload(uploader: uploader, logger: logger)
+        let upload = RecordingUpload(uploader: uploader)
         try await upload.finish()
     }
 }

@@ -105,13 +105,68 @@ struct FixedRandom: RandomNumberGenerator {
         #expect(machine.consecutiveFailures == 0)
     }
 
-    @Test func preconditionFailedResendsTheHeaderAtOnceThenBacksOff() {
+    var header: UploadObject { .header(session: 1, track: "video") }
+
+    /// The legitimate case (the endpoint lost the session's header): one 412, the header again, the segment arrives;
+    /// no delay anywhere, and the next segment's 412 is again answered at once.
+    @Test func onePreconditionFailedResendsTheHeaderAtOnce() {
         var machine = UploadStateMachine(policy: policy)
         var random = SystemRandomNumberGenerator()
-        #expect(machine.decide(after: .status(412), for: segment, using: &random) == .resendHeader(after: .zero))
+        for next in [segment, UploadObject(session: 1, track: "video", number: 1003)] {
+            #expect(machine.decide(after: .status(412), for: next, using: &random) == .resendHeader(after: .zero))
+            #expect(machine.decide(after: .status(204), for: header, using: &random) == .delivered)
+            #expect(machine.decide(after: .status(201), for: next, using: &random) == .delivered)
+            #expect(machine.consecutiveFailures == 0 && machine.segmentAwaitingHeader == nil)
+        }
+    }
+
+    /// What the lane really does against an endpoint that refuses every segment: 412, header (2xx), 412, header, …
+    /// The header's 2xx does not reset the count; every 412 after the first backs off (doubling, like other failures)
+    /// and the budget ends it with a reason naming the 412.
+    @Test func preconditionFailedAgainAfterTheHeaderBacksOffAndSpendsTheBudget() {
+        var limited = policy
+        limited.retryBudget = 5
+        var machine = UploadStateMachine(policy: limited)
+        var random = SystemRandomNumberGenerator()
+        let expectedDelays: [Duration] = [.zero, .seconds(1), .seconds(2), .seconds(4)]
+        for (attempt, delay) in expectedDelays.enumerated() {
+            #expect(machine.decide(after: .status(412), for: segment, using: &random) == .resendHeader(after: delay))
+            #expect(machine.decide(after: .status(201), for: header, using: &random) == .delivered)
+            #expect(machine.consecutiveFailures == attempt + 1, "the header's 2xx must not reset the count")
+        }
+        #expect(machine.decide(after: .status(412), for: segment, using: &random)
+                == .budgetSpent("5 failed attempts for session_1/video/segment_1002.m4s, last: HTTP 412 again after its header was re-sent"))
+    }
+
+    @Test func otherFailuresBeforeA412CountAndDelayTheResend() {
+        var machine = UploadStateMachine(policy: policy)
+        var random = SystemRandomNumberGenerator()
+        #expect(machine.decide(after: .status(503), for: segment, using: &random) == .retry(after: .seconds(1)))
         #expect(machine.decide(after: .status(412), for: segment, using: &random) == .resendHeader(after: .seconds(1)))
-        // A 412 for the header itself cannot be cured by resending it: plain retry.
-        #expect(machine.decide(after: .status(412), for: .header(session: 1, track: "video"), using: &random) == .retry(after: .seconds(4)))
+        // The resent header failing is a failure of the same run; its success does not end the run either.
+        #expect(machine.decide(after: .status(500), for: header, using: &random) == .retry(after: .seconds(4)))
+        #expect(machine.decide(after: .status(201), for: header, using: &random) == .delivered)
+        #expect(machine.consecutiveFailures == 3)
+        #expect(machine.decide(after: .status(201), for: segment, using: &random) == .delivered)
+        #expect(machine.consecutiveFailures == 0)
+    }
+
+    @Test func preconditionFailedForTheHeaderItselfIsAPlainRetry() {
+        var machine = UploadStateMachine(policy: policy)
+        var random = SystemRandomNumberGenerator()
+        // A 412 for the header cannot be cured by resending it.
+        #expect(machine.decide(after: .status(412), for: header, using: &random) == .retry(after: .seconds(1)))
+        #expect(machine.segmentAwaitingHeader == nil)
+    }
+
+    @Test func spoolReadFailuresBackOffAndSpendTheBudget() {
+        var limited = policy
+        limited.retryBudget = 3
+        var machine = UploadStateMachine(policy: limited)
+        var random = SystemRandomNumberGenerator()
+        #expect(machine.decide(afterSpoolFailure: "file gone", using: &random) == .retry(after: .seconds(1)))
+        #expect(machine.decide(afterSpoolFailure: "file gone", using: &random) == .retry(after: .seconds(2)))
+        #expect(machine.decide(afterSpoolFailure: "file gone", using: &random) == .budgetSpent("3 failed attempts, last: file gone"))
     }
 
     @Test func repeatedAuthFailuresMarkTheConnectionFailed() {
@@ -132,7 +187,9 @@ struct FixedRandom: RandomNumberGenerator {
         _ = machine.decide(after: .status(403), for: segment, using: &random)
         _ = machine.decide(after: .transportFailure("timeout"), for: segment, using: &random)
         #expect(machine.authFailures == 0)
-        #expect(machine.decide(after: .status(403), for: segment, using: &random) != .connectionFailed(""))
+        #expect(machine.decide(after: .status(403), for: segment, using: &random) == .retry(after: .seconds(8)))
+        #expect(machine.decide(after: .status(401), for: segment, using: &random) == .retry(after: .seconds(16)))
+        #expect(machine.decide(after: .status(403), for: segment, using: &random) == .connectionFailed("403 for session_1/video/segment_1002.m4s 3 times in a row"))
     }
 
     @Test func retryBudgetStopsTheTrack() {

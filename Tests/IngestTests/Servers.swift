@@ -60,6 +60,8 @@ final class ScriptedEndpoint: Sendable {
     struct Arrival: Sendable, Equatable {
         var path: String
         var status: Int
+        /// When the answer was decided (after the body arrived).
+        var time = ContinuousClock.now
     }
 
     let store: IngestStore

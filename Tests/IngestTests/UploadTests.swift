@@ -23,9 +23,14 @@ struct UploadRun {
         return policy
     }
 
-    static func start(url: String, tls: ClientTLSMaterial, spool directory: URL, policy: UploadPolicy = fastPolicy()) throws -> UploadRun {
-        let spool = try SegmentSpool(directory: directory, logger: .quiet)
-        let uploader = try SegmentUploader(spool: spool, endpoint: UploadEndpoint(url: url, connection: "test", tls: tls),
+    static func start(url: String, tls: ClientTLSMaterial, spool directory: URL, policy: UploadPolicy = fastPolicy(),
+                      connection: String = "test") throws -> UploadRun {
+        try start(url: url, tls: tls, spool: try SegmentSpool(directory: directory, logger: .quiet), policy: policy, connection: connection)
+    }
+
+    static func start(url: String, tls: ClientTLSMaterial, spool: SegmentSpool, policy: UploadPolicy = fastPolicy(),
+                      connection: String = "test") throws -> UploadRun {
+        let uploader = try SegmentUploader(spool: spool, endpoint: UploadEndpoint(url: url, connection: connection, tls: tls),
                                            policy: policy, segmentDuration: .milliseconds(200), logger: .quiet)
         return UploadRun(uploader: uploader, task: Task { await uploader.run() })
     }
