@@ -125,12 +125,29 @@ final class RecordingUpload: Sendable {
     }
 
     /// Waits until everything is delivered; throws (spool kept) if the connection failed or the budget ran out.
-    func finish() async throws {
+    ///
+    /// After a stop (Ctrl-C, SIGTERM) every spool write still completes, but uploads get only a short grace
+    /// (two segment durations, 2…10 s); what is left stays in the spool, where `pushav upload` or the next
+    /// `pushav record --push` delivers it. That is not a failure: nothing is lost.
+    func finish(stop: RecordingStop? = nil) async throws {
         events.finish()
         await feeding.value
         uploader.finishWhenDrained()
+        let uploading = self.uploading
+        let grace = min(max(uploader.segmentDuration * 2, .seconds(2)), .seconds(10))
+        stop?.whenRequested {
+            Task {
+                try? await Task.sleep(for: grace)
+                uploading.cancel()  // no effect if everything was delivered in time
+            }
+        }
         let summary = await uploading.value
         let where_ = uploader.spool.directory.path
+        if stop?.isRequested == true, summary.failure == nil, !summary.complete {
+            FileHandle.standardError.write(Data(("interrupted: \(summary.delivered) objects uploaded; the rest stays in the spool "
+                + "at \(where_) for `pushav upload` or the next run\n").utf8))
+            return
+        }
         guard summary.failure == nil, summary.complete else {
             throw CLIError("upload incomplete (\(summary.failure ?? "objects left")); \(summary.delivered) delivered, "
                            + "\(summary.retries) retries; the spool at \(where_) is kept and is replayed by the next run")
