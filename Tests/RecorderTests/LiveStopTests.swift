@@ -14,34 +14,48 @@ struct LiveStopTests {
         let camera: LiveCamera
         let recorder: ChildProcess
         var out: URL { directory.appendingPathComponent("out") }
-        var videoDirectory: URL { out.appendingPathComponent("session_1/video") }
 
         init(_ label: String = #function, extra: [String] = []) async throws {
-            directory = try Fixtures.scratchDirectory(label)
-            camera = try await LiveCamera.start(media: Fixtures.media("a_720p30_h264_main.mp4"),
-                                                logDirectory: directory.appendingPathComponent("camera"))
-            recorder = try ChildProcess.start(Fixtures.pushav.path, [
-                "record", camera.url, "--out", directory.appendingPathComponent("out").path, "--trigger", "continuous",
-                // Video only: FFmpeg's RTP demuxer can move audio timestamps back when the first RTCP report arrives,
-                // which the muxer still refuses (issue 8, item 8); this suite is about stopping, not about that.
-                "--segment-duration", "1000", "--no-audio", "--verbose",
-            ] + extra, log: directory.appendingPathComponent("pushav.log"))
-            let deadline = ContinuousClock.now + .seconds(25)
-            while segmentNames().count < 2 {
-                guard recorder.isRunning else { throw LiveCameraError("pushav exited early: \(recorder.output)") }
-                guard ContinuousClock.now < deadline else {
-                    recorder.kill()
-                    throw LiveCameraError("no two segments within 25 s: \(recorder.output)\n\(camera.logs)")
+            let directory = try Fixtures.scratchDirectory(label)
+            var camera: LiveCamera?
+            var recorder: ChildProcess?
+            do {
+                let live = try await LiveCamera.start(media: Fixtures.media("a_720p30_h264_main.mp4"),
+                                                      logDirectory: directory.appendingPathComponent("camera"))
+                camera = live
+                let started = try ChildProcess.start(Fixtures.pushav.path, [
+                    "record", live.url, "--out", directory.appendingPathComponent("out").path, "--trigger", "continuous",
+                    // Video only: FFmpeg's RTP demuxer can move audio timestamps back when the first RTCP report
+                    // arrives, which the muxer still refuses (issue 8, item 8); this suite is about stopping.
+                    "--segment-duration", "1000", "--no-audio", "--verbose",
+                ] + extra, log: directory.appendingPathComponent("pushav.log"))
+                recorder = started
+                let deadline = ContinuousClock.now + .seconds(25)
+                while Self.segmentNames(in: directory.appendingPathComponent("out")).count < 2 {
+                    guard started.isRunning else { throw LiveCameraError("pushav exited early: \(started.output)") }
+                    guard ContinuousClock.now < deadline else {
+                        throw LiveCameraError("no two segments within 25 s: \(started.output)\n\(live.logs)")
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
                 }
-                try await Task.sleep(for: .milliseconds(50))
+            } catch {
+                recorder?.kill()
+                camera?.stop()
+                try? FileManager.default.removeItem(at: directory)
+                throw error
             }
+            self.directory = directory
+            self.camera = camera!
+            self.recorder = recorder!
         }
 
-        func segmentNames(track: String = "video") -> [String] {
+        static func segmentNames(in out: URL, track: String = "video") -> [String] {
             let names = (try? FileManager.default.contentsOfDirectory(
                 atPath: out.appendingPathComponent("session_1/\(track)").path)) ?? []
             return names.filter { $0.hasPrefix("segment_") && $0.hasSuffix(".m4s") }.sorted()
         }
+
+        func segmentNames(track: String = "video") -> [String] { Self.segmentNames(in: out, track: track) }
 
         /// Sends `signal` and waits for the exit; false if pushav is still running after `timeout`.
         func interrupt(_ signal: Int32 = SIGINT, timeout: Duration) async throws -> Bool {
