@@ -11,7 +11,10 @@ public enum MediaThread {
         interrupt: InterruptFlag,
         _ work: @escaping @Sendable () throws -> T
     ) async throws -> T {
-        try await withTaskCancellationHandler {
+        // The flag may also be set by someone else (a graceful stop that the work turns into a normal end); only a
+        // cancelled task makes a failure read as cancellation.
+        let cancelled = InterruptFlag()
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 let thread = Thread {
                     do {
@@ -19,7 +22,7 @@ public enum MediaThread {
                     } catch {
                         // FFmpeg reports an interrupted call as AVERROR_EXIT ("Immediate exit requested"); to the
                         // awaiting task that is cancellation, not a media failure.
-                        continuation.resume(throwing: interrupt.isSet ? CancellationError() : error)
+                        continuation.resume(throwing: cancelled.isSet ? CancellationError() : error)
                     }
                 }
                 thread.name = name
@@ -27,6 +30,7 @@ public enum MediaThread {
                 thread.start()
             }
         } onCancel: {
+            cancelled.set()
             interrupt.set()
         }
     }

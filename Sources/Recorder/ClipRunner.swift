@@ -42,11 +42,12 @@ final class ClipRunner {
         try apply(timeline.motion(at: time), buffer: buffer)
     }
 
-    func endOfInput(at time: MediaTime, buffer: PreRollBuffer) throws {
-        try apply(timeline.endOfInput(at: time), buffer: buffer)
+    /// The input ended at `time` (the end of the last frame read), or the recording was stopped there.
+    func endOfInput(at time: MediaTime, stopped: Bool = false, buffer: PreRollBuffer) throws {
+        try apply(stopped ? timeline.stop(at: time) : timeline.endOfInput(at: time), buffer: buffer)
         try pump(buffer: buffer, analysisTime: nil, inputEnded: true)
         if let begin = pendingBegin {
-            logger.notice("clip activated at \(begin.activationTime.seconds) s found no keyframe before the input ended")
+            logger.notice("clip activated at \(begin.activationTime.seconds) s found no keyframe before the input \(stopped ? "was stopped" : "ended")")
             pendingBegin = nil
         }
     }

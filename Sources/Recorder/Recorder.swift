@@ -109,24 +109,32 @@ public enum Recorder {
     /// Records `input` with `options.policies`. Runs the FFmpeg work on a dedicated thread; cancelling the task
     /// interrupts it. A read error part-way (a truncated file, a dropped stream) still closes every open clip so each
     /// segment written stays valid: the call then throws ``RecordingFailure`` carrying the partial report.
+    ///
+    /// `stop` ends the recording normally instead (the only way a live input ends): open clips end at the last frame
+    /// read with end reason `interrupted` and the report is returned. Stopped before the input opened, it throws
+    /// ``RecordingStoppedBeforeStart``.
     public static func record(
-        input url: String, options: RecordingOptions, logger: Logger = Logger(label: "pushav.recorder"),
-        progress: (@Sendable (RecordingProgress) -> Void)? = nil
+        input url: String, options: RecordingOptions, stop: RecordingStop? = nil,
+        logger: Logger = Logger(label: "pushav.recorder"), progress: (@Sendable (RecordingProgress) -> Void)? = nil
     ) async throws -> RecordingReport {
         let interrupt = InterruptFlag()
+        let stop = stop ?? RecordingStop()
+        stop.attach(interrupt)
+        defer { stop.detach(interrupt) }
         return try await MediaThread.run(name: "pushav-record", interrupt: interrupt) {
-            try RecordingPipeline(url: url, options: options, interrupt: interrupt, logger: logger, progress: progress).run()
+            try RecordingPipeline(url: url, options: options, interrupt: interrupt, stop: stop, logger: logger,
+                                  progress: progress).run()
         }
     }
 
     /// Records the whole input as one continuous session.
     public static func recordContinuous(
-        input url: String, options: RecordingOptions, logger: Logger = Logger(label: "pushav.recorder"),
-        progress: (@Sendable (RecordingProgress) -> Void)? = nil
+        input url: String, options: RecordingOptions, stop: RecordingStop? = nil,
+        logger: Logger = Logger(label: "pushav.recorder"), progress: (@Sendable (RecordingProgress) -> Void)? = nil
     ) async throws -> RecordingReport {
         var options = options
         options.policies = [.wholeInput(output: options.output, firstSession: options.policies.first?.firstSession ?? 1)]
-        return try await record(input: url, options: options, logger: logger, progress: progress)
+        return try await record(input: url, options: options, stop: stop, logger: logger, progress: progress)
     }
 }
 

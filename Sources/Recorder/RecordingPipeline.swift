@@ -10,11 +10,17 @@ struct RecordingPipeline {
     let url: String
     let options: RecordingOptions
     let interrupt: InterruptFlag
+    let stop: RecordingStop
     let logger: Logger
     let progress: (@Sendable (RecordingProgress) -> Void)?
 
     func run() throws -> RecordingReport {
-        let input = try MediaInput(url: url, interrupt: interrupt, options: options.inputOptions)
+        let input: MediaInput
+        do {
+            input = try MediaInput(url: url, interrupt: interrupt, options: options.inputOptions)
+        } catch where stop.isRequested {
+            throw RecordingStoppedBeforeStart(input: url)
+        }
         guard let videoStream = input.video else {
             throw MediaError("\(url) has no video stream (\(input.formatName))")
         }
@@ -114,11 +120,24 @@ struct RecordingPipeline {
 
         let packet = try Packet()
         var failure: (any Error)?
+        var stopped = false
         var videoPacketsRead = 0
         var lastVideoPacketCorrupt = false
         var lastProgress = ContinuousClock.now
         do {
-            while try input.read(into: packet) {
+            while true {
+                let more: Bool
+                do {
+                    more = try input.read(into: packet)
+                } catch {
+                    guard stop.isRequested else { throw error }
+                    // The stop interrupted the read (or came between two): what was read so far is the recording.
+                    stopped = true
+                    logger.notice("stop requested; ending open clips at the last frame read",
+                                  metadata: ["at": "\((newest - (origin ?? newest)).seconds)"])
+                    break
+                }
+                guard more else { break }
                 if packet.streamIndex == videoStream.index {
                     videoPacketsRead += 1
                     lastVideoPacketCorrupt = packet.isCorrupt
@@ -140,19 +159,22 @@ struct RecordingPipeline {
             try video.drain(emit: appendVideo)
             try audio?.drain(emit: appendAudio)
             // A file that simply stops is not an error to FFmpeg's demuxers; the index or a cut-off packet tells.
-            if let expected = input.indexedVideoFrames, videoPacketsRead < expected {
-                throw MediaError(String(format: "%@ is truncated: its index lists %d video frames, only %d could be read "
-                    + "(input ends at %.3f s)", url, expected, videoPacketsRead, (newest - (origin ?? .zero)).seconds))
-            } else if input.endsInsidePacket {
-                throw MediaError("\(url) is truncated: it ends inside a transport-stream packet")
-            } else if lastVideoPacketCorrupt {
-                throw MediaError("\(url) is truncated: its last video frame is cut off")
+            // A stopped recording did not read to the end, so none of this applies to it.
+            if !stopped {
+                if let expected = input.indexedVideoFrames, videoPacketsRead < expected {
+                    throw MediaError(String(format: "%@ is truncated: its index lists %d video frames, only %d could be read "
+                        + "(input ends at %.3f s)", url, expected, videoPacketsRead, (newest - (origin ?? .zero)).seconds))
+                } else if input.endsInsidePacket {
+                    throw MediaError("\(url) is truncated: it ends inside a transport-stream packet")
+                } else if lastVideoPacketCorrupt {
+                    throw MediaError("\(url) is truncated: its last video frame is cut off")
+                }
             }
         } catch {
             failure = error
             logger.notice("input failed; closing open clips with what was read", metadata: ["error": "\(error)"])
         }
-        for r in runners { try r.endOfInput(at: videoEnd, buffer: buffer) }
+        for r in runners { try r.endOfInput(at: videoEnd, stopped: stopped, buffer: buffer) }
 
         let zero = origin ?? .zero
         for r in runners {
@@ -166,11 +188,13 @@ struct RecordingPipeline {
         report.motion = analysis?.intervals(origin: zero) ?? []
         report.preRollBuffer = .init(peakBytes: buffer.peakBytes, peakPackets: buffer.peakPackets,
                                      retention: buffer.retention.seconds)
+        // Same arithmetic as the sessions' rebased times: an open clip's `end` equals it exactly.
+        if stopped { report.stoppedAt = videoEnd.seconds - zero.seconds }
         if let failure {
             report.error = "\(failure)"
             throw RecordingFailure(underlying: failure, report: report)
         }
-        if report.sessions.isEmpty && !needsMotion {
+        if report.sessions.isEmpty && !needsMotion && !stopped {
             throw MediaError("\(url): no decodable video keyframe found")
         }
         return report

@@ -15,6 +15,9 @@ public struct RecordingReport: Codable, Sendable {
     public var preRollBuffer: BufferUse?
     /// Set when the input failed part-way; everything listed was finished before the fault and is valid.
     public var error: String?
+    /// Set when the recording was stopped on request (``RecordingStop``: Ctrl-C, SIGTERM): where on the input
+    /// timeline it stopped. Clips still open then end there with `endReason` `interrupted`.
+    public var stoppedAt: Double?
 
     public struct MotionInterval: Codable, Sendable, Equatable {
         public var start: Double
@@ -98,7 +101,7 @@ public struct SessionRecord: Codable, Sendable {
     /// The final D (nil for continuous recordings).
     public var motionDetectedDuration: Double?
     public var augmentations: Int?
-    /// `motionDetectedDuration`, `maxDuration`, `endOfInput` (or `sessionLength`, `transportInactive`).
+    /// `motionDetectedDuration`, `maxDuration`, `endOfInput`, `interrupted` (or `sessionLength`, `transportInactive`).
     public var endReason: String
     public var clip: String?
     public var tracks: [TrackRecord]

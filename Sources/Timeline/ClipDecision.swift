@@ -59,6 +59,9 @@ public enum ClipEndReason: String, Sendable, Hashable, CaseIterable {
     case transportInactive
     /// A Continuous recording was cut at a keyframe to start the next session (rule 7).
     case sessionLength
+    /// The recorder was asked to stop (Ctrl-C, SIGTERM, a service shutting down) before the clip's own end: the
+    /// clip ends at the last frame read.
+    case interrupted
 }
 
 /// Whether the transport may record (SetTransportStatus).
@@ -168,10 +171,13 @@ public enum TimelineInput: Sendable, Hashable {
     case status(TransportActivity, MediaTime)
     /// The input ended at this time (the end of its last frame). Every later input is ignored.
     case endOfInput(MediaTime)
+    /// The recorder was asked to stop; this is the end of the last frame it read. Like `endOfInput`, but a recording
+    /// still running ends as `interrupted` (one that was due by then keeps its own reason).
+    case stop(MediaTime)
 
     public var time: MediaTime {
         switch self {
-        case .frame(let t, _), .motion(let t), .manualTrigger(let t, _), .status(_, let t), .endOfInput(let t): t
+        case .frame(let t, _), .motion(let t), .manualTrigger(let t, _), .status(_, let t), .endOfInput(let t), .stop(let t): t
         }
     }
 }

@@ -63,7 +63,7 @@ public struct ClipTimeline: Sendable {
     public private(set) var recording: Recording?
     /// Matching samples before this time are ignored (rule 5); nil when no blind window is pending.
     public private(set) var blindUntil: MediaTime?
-    /// True after `.endOfInput`.
+    /// True after `.endOfInput` or `.stop`.
     public private(set) var isFinished = false
     private var recordingsBegun = 0
 
@@ -78,7 +78,10 @@ public struct ClipTimeline: Sendable {
         let t = now.map { Swift.max($0, input.time) } ?? input.time
         var decisions: [ClipDecision] = []
         endActivation(ifDueBy: t, into: &decisions)
-        if case .endOfInput = input {} else { beginContinuousIfDue(at: t, into: &decisions) }
+        switch input {
+        case .endOfInput, .stop: break
+        default: beginContinuousIfDue(at: t, into: &decisions)
+        }
 
         switch input {
         case .frame(_, let isKeyframe):
@@ -89,9 +92,10 @@ public struct ClipTimeline: Sendable {
             manualTrigger(at: t, timeControl: timeControl, into: &decisions)
         case .status(let newActivity, _):
             setActivity(newActivity, at: t, into: &decisions)
-        case .endOfInput:
+        case .endOfInput, .stop:
             if let recording {
-                decisions.append(.end(endOf(recording, at: t, reason: .endOfInput)))
+                let reason: ClipEndReason = if case .stop = input { .interrupted } else { .endOfInput }
+                decisions.append(.end(endOf(recording, at: t, reason: reason)))
                 self.recording = nil
             }
             activation = nil
@@ -118,6 +122,8 @@ public struct ClipTimeline: Sendable {
     }
 
     public mutating func endOfInput(at time: MediaTime) -> [ClipDecision] { handle(.endOfInput(time)) }
+
+    public mutating func stop(at time: MediaTime) -> [ClipDecision] { handle(.stop(time)) }
 
     // MARK: Rules
 

@@ -122,10 +122,22 @@ final class RecordingUpload: Sendable {
     }
 
     /// Waits until everything is delivered; throws (spool kept) if the connection failed or the budget ran out.
-    func finish() async throws {
+    ///
+    /// After a stop (Ctrl-C, SIGTERM) every spool write still completes, but uploads get only a short grace
+    /// (two segment durations, 2…10 s); what is left stays in the spool, where `pushav upload` or the next
+    /// `pushav record --push` delivers it. That is not a failure: nothing is lost.
+    func finish(stop: RecordingStop? = nil) async throws {
         events.finish()
         await feeding.value
         uploader.finishWhenDrained()
+        let uploading = self.uploading
+        let grace = min(max(uploader.segmentDuration * 2, .seconds(2)), .seconds(10))
+        stop?.whenRequested {
+            Task {
+                try? await Task.sleep(for: grace)
+                uploading.cancel()  // no effect if everything was delivered in time
+            }
+        }
         let summary = await uploading.value
         let where_ = uploader.spool.directory.path
         if summary.lost > 0 {
@@ -134,6 +146,11 @@ final class RecordingUpload: Sendable {
             let upload = summary.failure.map { "; upload incomplete (\($0)), the spool at \(where_) is kept" } ?? ""
             throw CLIError("\(summary.lost) object(s) lost: could not be written to the spool at \(where_), never uploaded: "
                            + "\(named)\(more)\(upload); \(summary.delivered) delivered, \(summary.retries) retries")
+        }
+        if stop?.isRequested == true, summary.failure == nil, !summary.complete {
+            FileHandle.standardError.write(Data(("interrupted: \(summary.delivered) objects uploaded; the rest stays in the spool "
+                + "at \(where_) for `pushav upload` or the next run\n").utf8))
+            return
         }
         guard summary.failure == nil, summary.complete else {
             throw CLIError("upload incomplete (\(summary.failure ?? "objects left")); \(summary.delivered) delivered, "

@@ -154,12 +154,27 @@ struct RecordCommand: AsyncParsableCommand {
         }
         options.includeAudio = !noAudio
         options.writeClips = !noClip
+        let progressLine = ProgressLine(enabled: !json)
+        // Ctrl-C / SIGTERM end the recording normally (a live input has no other end); a second one exits at once.
+        let stop = RecordingStop()
+        let signals = StopSignals(stop: stop) { number in
+            progressLine.clear()
+            FileHandle.standardError.write(Data(("interrupted (\(StopSignals.name(number))): stopping the input; open clips end "
+                + "at the last frame read (send it again to exit at once)\n").utf8))
+        }
+        defer { withExtendedLifetime(signals) {} }
         let upload = try RecordingUpload.start(push, options: &options, logger: logger)
         let numbering = try SessionNumbering(options: &options, upload: upload, stateDirectory: stateDir, logger: logger)
-        let progressLine = ProgressLine(enabled: !json)
         let report: RecordingReport
         do {
-            report = try await Recorder.record(input: input, options: options, logger: logger) { progressLine.show($0) }
+            report = try await Recorder.record(input: input, options: options, stop: stop, logger: logger) {
+                progressLine.show($0)
+            }
+        } catch let stopped as RecordingStoppedBeforeStart {
+            progressLine.clear()
+            FileHandle.standardError.write(Data("interrupted: \(stopped)\n".utf8))
+            try await upload?.finish(stop: stop)
+            return
         } catch let failure as RecordingFailure {
             progressLine.clear()
             if let partial = failure.report { try? ReportFile.write(partial, to: output) }
@@ -169,8 +184,15 @@ struct RecordCommand: AsyncParsableCommand {
             throw CLIError("\(error)")
         }
         progressLine.clear()
-        try await upload?.finish()
+        // The report first: it describes what is on disk whatever the uploads do next.
         try ReportFile.write(report, to: output)
+        if let at = report.stoppedAt {
+            let closed = report.sessions.filter { $0.endReason == ClipEndReason.interrupted.rawValue }.map(\.session)
+            let clips = closed.isEmpty ? "no clip was open" : "closed \(closed.count) open clip(s) (session "
+                + closed.map(String.init).joined(separator: ", ") + ")"
+            FileHandle.standardError.write(Data(String(format: "interrupted at %.3f s: %@; report written\n", at, clips).utf8))
+        }
+        try await upload?.finish(stop: stop)
         print(json ? try ReportFile.encode(report) : ReportFile.summary(report, directory: out))
         try numbering.check()
     }

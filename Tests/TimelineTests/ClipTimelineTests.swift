@@ -100,6 +100,17 @@ import Timeline
         #expect(timeline.manualTrigger(at: t(60), timeControl: .matterDefaults).isEmpty)
     }
 
+    @Test func nothingHappensAfterAStop() {
+        var timeline = ClipTimeline(configuration: ClipTimeline.Configuration(trigger: .continuous))
+        _ = timeline.frame(at: t(0), isKeyframe: true)
+        let decisions = timeline.stop(at: t(4))
+        guard case .end(let end) = decisions.first, decisions.count == 1 else { Issue.record("\(decisions)"); return }
+        #expect(end.reason == .interrupted && end.end == t(4))
+        #expect(timeline.isFinished)
+        #expect(timeline.frame(at: t(400), isKeyframe: true).isEmpty)
+        #expect(timeline.endOfInput(at: t(500)).isEmpty)
+    }
+
     @Test func beginCarriesTheCurrentDurationWhenResumed() {
         var timeline = ClipTimeline(configuration: .motion(.matterDefaults), activity: .inactive)
         _ = timeline.motion(at: t(0))

@@ -13,7 +13,7 @@ private func continuous(_ session: Int64) -> ClipTimeline.Configuration {
 private func google(_ max: Int64) -> ClipTimeline.Configuration { .motion(tc(10, 5, max, 30)) }
 
 let timelineCases: [TimelineCase] = activationCases + blindCases + manualCases + statusCases + endOfInputCases
-    + preRollCases + continuousCases + googleCases
+    + stopCases + preRollCases + continuousCases + googleCases
 
 // MARK: Activation, MotionDetectedDuration and augmentation (rules 2–4)
 
@@ -188,6 +188,25 @@ private let endOfInputCases: [TimelineCase] = [
                  expected: [clip(.motion, 0, end: 12, aug: 2, .endOfInput)]),
     TimelineCase(name: "trigger near the end of input", configuration: defaults, script: "m95",
                  expected: [clip(.motion, 95, end: 100, .endOfInput, start: 92)]),
+]
+
+// MARK: Stop on request (Ctrl-C, SIGTERM): the recording running ends at the last frame read as `interrupted`
+
+private let stopCases: [TimelineCase] = [
+    TimelineCase(name: "stop before t0 + D", configuration: defaults, script: "m0", inputEnd: 8, stopped: true,
+                 expected: [clip(.motion, 0, end: 8, .interrupted)]),
+    TimelineCase(name: "stop exactly at t0 + D keeps the clip's own end", configuration: defaults, script: "m0", inputEnd: 10,
+                 stopped: true, expected: [clip(.motion, 0, end: 10, .motionDetectedDuration)]),
+    TimelineCase(name: "stop after a clip ended changes nothing", configuration: defaults, script: "m0", inputEnd: 45,
+                 stopped: true, expected: [clip(.motion, 0, end: 10, .motionDetectedDuration)]),
+    TimelineCase(name: "augmented clip stopped", configuration: defaults, script: "m0 m1 m11", inputEnd: 14, stopped: true,
+                 expected: [clip(.motion, 0, end: 14, aug: 2, .interrupted)]),
+    TimelineCase(name: "stop while Inactive ends no recording", configuration: defaults, script: "m0 i4", inputEnd: 6, stopped: true,
+                 expected: [clip(.motion, 0, end: 4, .transportInactive)]),
+    TimelineCase(name: "Continuous: the open session is stopped, earlier ones keep sessionLength", configuration: continuous(60),
+                 script: "", inputEnd: 130, stopped: true,
+                 expected: [clip(.continuous, 0, end: 60, .sessionLength), clip(.continuous, 60, end: 120, .sessionLength),
+                            clip(.continuous, 120, end: 130, .interrupted)]),
 ]
 
 // MARK: Pre-roll and keyframes (rule 9), triggers on keyframe and segment boundaries

@@ -62,7 +62,7 @@ func clip(
 }
 
 /// A scripted input: frames at `fps` with a keyframe every `gop` seconds from 0 up to `inputEnd`, plus the
-/// events of `script`, then end of input at `inputEnd`.
+/// events of `script`, then end of input (or a stop, with `stopped`) at `inputEnd`.
 ///
 /// Script tokens, separated by spaces (times as in `Seconds.parse`):
 /// - `m12` a matching motion sample at 12 s; `m0-40:1` one every second from 0 through 40;
@@ -73,6 +73,8 @@ struct TimelineCase: Sendable, CustomTestStringConvertible {
     var configuration: ClipTimeline.Configuration
     var script: String
     var inputEnd: Seconds = 100
+    /// The input does not end but the recorder is asked to stop at `inputEnd` (Ctrl-C on a live camera).
+    var stopped = false
     var initially: TransportActivity = .active
     var fps: Int64 = 30
     var gop: Seconds = 2
@@ -172,7 +174,7 @@ func run(_ scenario: TimelineCase) -> (clips: [ProducedClip], decisions: [ClipDe
 
     var decisions: [ClipDecision] = []
     for input in ordered { decisions += timeline.handle(input) }
-    decisions += timeline.handle(.endOfInput(scenario.inputEnd.time))
+    decisions += timeline.handle(scenario.stopped ? .stop(scenario.inputEnd.time) : .endOfInput(scenario.inputEnd.time))
 
     var open: [Int: ClipBegin] = [:]
     var clips: [ProducedClip] = []

@@ -1,0 +1,33 @@
+import Foundation
+
+/// An MP4 read back with ffprobe (a clip without `moov` fails here: "moov atom not found").
+struct ClipProbe {
+    var videoDuration: Double
+    var videoFrames: Int
+
+    init(_ url: URL) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
+        process.arguments = ["-v", "error", "-select_streams", "v:0", "-count_packets", "-show_entries",
+                             "stream=duration,nb_read_packets", "-of", "json", url.path]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0,
+              let json = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let stream = (json["streams"] as? [[String: Any]])?.first,
+              let duration = (stream["duration"] as? String).flatMap(Double.init),
+              let frames = (stream["nb_read_packets"] as? String).flatMap(Int.init)
+        else { throw ClipProbeError(description: "\(url.lastPathComponent) is not a valid MP4: \(errors)") }
+        videoDuration = duration
+        videoFrames = frames
+    }
+}
+
+struct ClipProbeError: Error, CustomStringConvertible {
+    var description: String
+}

@@ -1,0 +1,236 @@
+import Foundation
+
+/// A live RTSP camera for tests: Debian's `rtsp-server-perl` on free loopback ports, and the `ffmpeg` CLI publishing
+/// a media file to it in real time, looped forever (`-re -stream_loop -1 … -c copy -f rtsp`). Clients read ``url``.
+///
+/// ``start(media:logDirectory:path:timeout:)`` returns once a client can read the stream (ffprobe sees its video);
+/// ``stop()`` (or deinit) kills both processes. Logs of both go to `logDirectory` for failure messages.
+/// Needs `rtsp-server-perl` (its RTSP::Server module) and `ffmpeg` (Scripts/setup installs both).
+final class LiveCamera: @unchecked Sendable {  // immutable after start; stop() is idempotent
+    /// `rtsp://127.0.0.1:<port>/<path>` for clients (PLAY).
+    let url: String
+    /// Where the publisher sends the stream (ANNOUNCE/RECORD).
+    let publishURL: String
+    let logDirectory: URL
+    private let server: ChildProcess
+    private let publisher: ChildProcess
+
+    private init(url: String, publishURL: String, logDirectory: URL, server: ChildProcess, publisher: ChildProcess) {
+        self.url = url
+        self.publishURL = publishURL
+        self.logDirectory = logDirectory
+        self.server = server
+        self.publisher = publisher
+    }
+
+    static func start(media: URL, logDirectory: URL, path: String = "cam", timeout: Duration = .seconds(20)) async throws -> LiveCamera {
+        try FileManager.default.createDirectory(at: logDirectory, withIntermediateDirectories: true)
+        let clientPort = try LocalPorts.freeTCPPort()
+        let sourcePort = try LocalPorts.freeTCPPort(excluding: [clientPort])
+        // The server takes two UDP ports per stream for the publisher and two per stream for each client, counting
+        // up from 20000, which would collide between tests running at the same time. --rtp_start_port alone does not
+        // help: every closed connection resets the counter to the package variable $RTP_START_PORT. So this runs
+        // /usr/bin/rtsp-server-perl's few lines itself, with that variable set too.
+        let rtpStart = try LocalPorts.freeUDPRange(count: 16)
+        let server = try ChildProcess.start(
+            "/usr/bin/perl",
+            ["-MAnyEvent", "-MRTSP::Server", "-e",
+             "$RTSP::Server::RTP_START_PORT = shift @ARGV; my $server = RTSP::Server->new_with_options; $server->listen; "
+                + "AnyEvent->condvar->recv",
+             "\(rtpStart)", "--rtp_start_port", "\(rtpStart)", "--clientport", "\(clientPort)", "--serverport", "\(sourcePort)",
+             "--client_listen_address", "127.0.0.1", "--source_listen_address", "127.0.0.1", "--loglevel", "3"],
+            log: logDirectory.appendingPathComponent("rtsp-server.log"))
+        var publisher: ChildProcess?
+        do {
+            let deadline = ContinuousClock.now + timeout
+            try await waitUntil("rtsp-server-perl listening on \(clientPort) and \(sourcePort)", deadline: deadline, alive: [server]) {
+                LocalPorts.isListening(port: clientPort) && LocalPorts.isListening(port: sourcePort)
+            }
+            let publishURL = "rtsp://127.0.0.1:\(sourcePort)/\(path)"
+            let started = try ChildProcess.start(
+                "/usr/bin/ffmpeg",
+                ["-nostdin", "-hide_banner", "-loglevel", "warning", "-re", "-stream_loop", "-1", "-i", media.path,
+                 "-c", "copy", "-f", "rtsp", publishURL],
+                log: logDirectory.appendingPathComponent("publisher.log"))
+            publisher = started
+            let url = "rtsp://127.0.0.1:\(clientPort)/\(path)"
+            try await waitUntil("\(url) readable", deadline: deadline, alive: [server, started]) {
+                try await ChildProcess.output("/usr/bin/ffprobe", [
+                    "-v", "error", "-analyzeduration", "500000", "-timeout", "3000000",
+                    "-show_entries", "stream=codec_type", "-of", "csv=p=0", url,
+                ]).contains("video")
+            }
+            return LiveCamera(url: url, publishURL: publishURL, logDirectory: logDirectory, server: server, publisher: started)
+        } catch {
+            publisher?.kill()
+            server.kill()
+            throw LiveCameraError("\(error)\n" + logs(in: logDirectory))
+        }
+    }
+
+    /// What the server and the publisher logged, for failure messages.
+    var logs: String { Self.logs(in: logDirectory) }
+
+    private static func logs(in directory: URL) -> String {
+        ["rtsp-server.log", "publisher.log"].map {
+            "\($0): " + ((try? String(contentsOf: directory.appendingPathComponent($0), encoding: .utf8)) ?? "")
+        }.joined(separator: "\n")
+    }
+
+    /// Kills the publisher and the server and waits for both.
+    func stop() {
+        publisher.kill()
+        server.kill()
+    }
+
+    deinit { stop() }
+
+    private static func waitUntil(
+        _ what: String, deadline: ContinuousClock.Instant, alive: [ChildProcess], _ condition: () async throws -> Bool
+    ) async throws {
+        while !(try await condition()) {
+            if let dead = alive.first(where: { !$0.isRunning }) {
+                throw LiveCameraError("\(dead.name) exited (status \(dead.status)) while waiting for \(what)")
+            }
+            guard ContinuousClock.now < deadline else { throw LiveCameraError("timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+}
+
+struct LiveCameraError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A child process whose stdout and stderr go to a log file; killed (and reaped) on demand.
+final class ChildProcess: @unchecked Sendable {  // Process is thread-safe for what is used here
+    let process: Process
+    let name: String
+    let log: URL
+
+    private init(process: Process, name: String, log: URL) {
+        self.process = process
+        self.name = name
+        self.log = log
+    }
+
+    static func start(_ executable: String, _ arguments: [String], log: URL) throws -> ChildProcess {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        try handle.close()  // the child has its own copy
+        return ChildProcess(process: process, name: URL(fileURLWithPath: executable).lastPathComponent, log: log)
+    }
+
+    var pid: Int32 { process.processIdentifier }
+    var isRunning: Bool { process.isRunning }
+    var status: Int32 { process.isRunning ? -1 : process.terminationStatus }
+    /// True when it exited by itself (`status` is the exit code), false when a signal ended it.
+    var exitedNormally: Bool { !process.isRunning && process.terminationReason == .exit }
+    var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    func signal(_ number: Int32) { if process.isRunning { Foundation.kill(process.processIdentifier, number) } }
+
+    /// Waits until it exits; false if it is still running after `timeout`.
+    func waitForExit(timeout: Duration) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return true
+    }
+
+    /// SIGKILL and reap; nothing to do if it already exited.
+    func kill() {
+        signal(SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Runs a short command to completion off the cooperative pool and returns its stdout (stderr is dropped).
+    static func output(_ executable: String, _ arguments: [String]) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result {
+                    let process = Process()
+                    process.executableURL = URL(fileURLWithPath: executable)
+                    process.arguments = arguments
+                    let pipe = Pipe()
+                    process.standardOutput = pipe
+                    process.standardError = FileHandle.nullDevice
+                    process.standardInput = FileHandle.nullDevice
+                    try process.run()
+                    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                    process.waitUntilExit()
+                    return String(decoding: data, as: UTF8.self)
+                })
+            }.start()
+        }
+    }
+}
+
+/// Loopback ports nobody uses right now (bound and released; the caller binds them again right away).
+enum LocalPorts {
+    static func freeTCPPort(excluding: Set<Int> = []) throws -> Int {
+        for _ in 0..<20 {
+            let port = try bindEphemeral(type: SOCK_STREAM)
+            if !excluding.contains(port) { return port }
+        }
+        throw LiveCameraError("no free TCP port")
+    }
+
+    /// The first of `count` consecutive UDP ports (an even one, as RTP wants) that are all free.
+    static func freeUDPRange(count: Int) throws -> Int {
+        for _ in 0..<50 {
+            let base = try bindEphemeral(type: SOCK_DGRAM) & ~1
+            guard base + count < 65536 else { continue }
+            if (base..<(base + count)).allSatisfy({ canBind(port: $0, type: SOCK_DGRAM) }) { return base }
+        }
+        throw LiveCameraError("no \(count) consecutive free UDP ports")
+    }
+
+    static func isListening(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = loopback(port: port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    private static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return address
+    }
+
+    private static func bindEphemeral(type: __socket_type) throws -> Int {
+        let fd = socket(AF_INET, Int32(type.rawValue), 0)
+        defer { close(fd) }
+        var address = loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw LiveCameraError("cannot bind a loopback port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func canBind(port: Int, type: __socket_type) -> Bool {
+        let fd = socket(AF_INET, Int32(type.rawValue), 0)
+        defer { close(fd) }
+        var address = loopback(port: port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}
