@@ -71,7 +71,7 @@ struct BadInputTests {
     @Test(arguments: [
         (["--segment-duration", "50"], "CONSTRAINT_ERROR (0x87): containerOptions.cmafContainerOptions.segmentDuration"),
         (["--chunk-duration", "3000"], "CONSTRAINT_ERROR (0x87): containerOptions.cmafContainerOptions.chunkDuration"),
-        (["--sensitivity", "11"], "CONSTRAINT_ERROR (0x87): triggerOptions.motionSensitivity"),
+        (["--sensitivity", "11"], "CONSTRAINT_ERROR (0x87): --sensitivity must be 1…10, got 11"),
         (["--initial", "20", "--max-duration", "10"], "CONSTRAINT_ERROR (0x87): triggerOptions.motionTimeControl.maxDuration"),
         (["--zone", "1:0,0,100,100:12"], "CONSTRAINT_ERROR (0x87): triggerOptions.motionZones"),
         (["--pre-roll", "1000"], "cluster InvalidPreRollLength (0x0C): maxPreRollLen 1000 ms is shorter than the input's keyframe interval 2000 ms"),

@@ -23,7 +23,7 @@ final class LiveCamera: @unchecked Sendable {  // immutable after start; stop() 
         self.publisher = publisher
     }
 
-    static func start(media: URL, logDirectory: URL, path: String = "cam", timeout: Duration = .seconds(20)) async throws -> LiveCamera {
+    static func start(media: URL, logDirectory: URL, path: String = "cam", timeout: Duration = .seconds(60)) async throws -> LiveCamera {
         try FileManager.default.createDirectory(at: logDirectory, withIntermediateDirectories: true)
         let clientPort = try LocalPorts.freeTCPPort()
         let sourcePort = try LocalPorts.freeTCPPort(excluding: [clientPort])
