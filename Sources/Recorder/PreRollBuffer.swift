@@ -15,7 +15,7 @@ final class PreRollBuffer {
         let kind: MediaKind
         let pts: MediaTime
         let dts: MediaTime
-        /// A video packet that can start a segment (a real IDR).
+        /// A video packet that can start a segment (SAP 1 or 2: an IDR, or a CRA/BLA without RASL pictures).
         let isRandomAccess: Bool
         let size: Int
     }

@@ -1,3 +1,4 @@
+import CMAF
 import Foundation
 import Logging
 import MediaIO
@@ -38,6 +39,11 @@ struct RecordingPipeline {
         var lastKeyframe: MediaTime?
         let buffer = PreRollBuffer(retention: maxPreRoll + keyframeInterval + keyframeInterval,
                                    byteLimit: options.preRollByteLimit)
+        // Video packets wait here, in decode order, until it is known whether they can start a segment (an HEVC CRA
+        // is SAP 1/2 only if no RASL picture follows it); their analysis waits with them (`undecoded`), so a decision
+        // at frame t still finds t's packet, with its verdict, in the buffer.
+        var lookahead = AccessPointLookahead<Packet>()
+        var undecoded: [Packet] = []
         var origin: MediaTime?  // the first video frame: 0 on the report's timeline
         var newest = MediaTime.zero  // latest presentation time read
         var videoEnd = MediaTime.zero  // end of the latest-presented video frame
@@ -48,11 +54,32 @@ struct RecordingPipeline {
             buffer.trim(newest: newest, keepFrom: runners.compactMap(\.oldestNeeded).min())
         }
 
-        func appendVideo(_ packet: Packet) throws {
+        /// Sends a video packet into the lookahead; what it has decided goes on to the buffer.
+        func decideVideo(_ packet: Packet) throws {
+            for decided in lookahead.add(try packet.reference(), video.accessPoint(packet)) {
+                try appendVideo(decided.item, randomAccess: decided.isAccessPoint)
+            }
+        }
+
+        /// The input ended or failed: nothing follows the held pictures, so a held CRA had no RASL pictures.
+        func flushVideo() throws {
+            for decided in lookahead.flush() { try appendVideo(decided.item, randomAccess: decided.isAccessPoint) }
+        }
+
+        /// Decodes for analysis the raw packets whose conditioned packets are all in the buffer.
+        func analyseBuffered() throws {
+            guard lookahead.isEmpty, let sampler = analysis?.sampler else { return }
+            let ready = undecoded
+            undecoded.removeAll()
+            for raw in ready { try sampler.decode(raw, analysed) }
+        }
+
+        func appendVideo(_ packet: Packet, randomAccess: Bool) throws {
             guard let pts = packet.pts ?? packet.dts else { return }
             let t = video.timeBase.time(pts)
             let dts = packet.dts.map { video.timeBase.time($0) } ?? t
-            let randomAccess = video.isRandomAccess(packet)
+            // What we write as a sync sample is what we accept as a segment start (a CRA may come without the flag).
+            if randomAccess { packet.isKeyframe = true }
             if origin == nil || t < origin! { origin = t }
             newest = max(newest, t)
             let duration = packet.duration > 0 ? video.timeBase.time(packet.duration) : frameDuration
@@ -124,8 +151,11 @@ struct RecordingPipeline {
                     lastVideoPacketCorrupt = packet.isCorrupt
                     // Buffer first, analyse second: a decision at frame t must find t's own packet in the buffer
                     // (a clip or a continuous session that begins on a keyframe starts at that keyframe).
-                    try video.push(packet, emit: appendVideo)
-                    if let sampler = analysis?.sampler { try sampler.decode(packet, analysed) }
+                    try video.push(packet, emit: decideVideo)
+                    if analysis != nil {
+                        undecoded.append(try packet.reference())  // the demuxer reuses `packet`
+                        try analyseBuffered()
+                    }
                 } else if let audio, packet.streamIndex == audioStream?.index {
                     try audio.push(packet, emit: appendAudio)
                 }
@@ -136,8 +166,11 @@ struct RecordingPipeline {
                                                sessions: runners.map(\.sessionCount).reduce(0, +)))
                 }
             }
+            try flushVideo()
+            try analyseBuffered()
             if let sampler = analysis?.sampler { try sampler.decode(nil, analysed) }
-            try video.drain(emit: appendVideo)
+            try video.drain(emit: decideVideo)
+            try flushVideo()
             try audio?.drain(emit: appendAudio)
             // A file that simply stops is not an error to FFmpeg's demuxers; the index or a cut-off packet tells.
             if let expected = input.indexedVideoFrames, videoPacketsRead < expected {
@@ -151,6 +184,7 @@ struct RecordingPipeline {
         } catch {
             failure = error
             logger.notice("input failed; closing open clips with what was read", metadata: ["error": "\(error)"])
+            try? flushVideo()  // pictures read before the fault still belong to their clips
         }
         for r in runners { try r.endOfInput(at: videoEnd, buffer: buffer) }
 
