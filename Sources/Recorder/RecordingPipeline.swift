@@ -39,6 +39,7 @@ struct RecordingPipeline {
         var lastKeyframe: MediaTime?
         let buffer = PreRollBuffer(retention: maxPreRoll + keyframeInterval + keyframeInterval,
                                    byteLimit: options.preRollByteLimit)
+        var overflow = BufferOverflow()
         // Video packets wait here, in decode order, until it is known whether they can start a segment (an HEVC CRA
         // is SAP 1/2 only if no RASL picture follows it); their analysis waits with them (`undecoded`), so a decision
         // at frame t still finds t's packet, with its verdict, in the buffer.
@@ -51,7 +52,12 @@ struct RecordingPipeline {
         let frameDuration = MediaTime(seconds: 1 / max(videoStream.frameRate ?? 30, 1))
 
         func trim() {
-            buffer.trim(newest: newest, keepFrom: runners.compactMap(\.oldestNeeded).min())
+            let pushedOut = buffer.trim(newest: newest, keepFrom: runners.compactMap(\.oldestNeeded).min())
+            for entry in pushedOut {
+                let sessions = runners.flatMap { $0.sessions(needing: entry) }
+                guard !sessions.isEmpty else { continue }
+                overflow.count(entry, sessions: sessions, at: newest, logger: logger, byteLimit: buffer.byteLimit)
+            }
         }
 
         /// Sends a video packet into the lookahead; what it has decided goes on to the buffer.
@@ -199,7 +205,10 @@ struct RecordingPipeline {
         report.sessions.sort { ($0.start, $0.session) < ($1.start, $1.session) }
         report.motion = analysis?.intervals(origin: zero) ?? []
         report.preRollBuffer = .init(peakBytes: buffer.peakBytes, peakPackets: buffer.peakPackets,
-                                     retention: buffer.retention.seconds)
+                                     retention: buffer.retention.seconds, droppedPackets: overflow.packets,
+                                     droppedBytes: overflow.bytes, affectedSessions: overflow.sessions.sorted())
+        report.droppedClips = runners.flatMap(\.dropped).map { var d = $0; d.trigger -= zero.seconds; return d }
+            .sorted { $0.trigger < $1.trigger }
         if let failure {
             report.error = "\(failure)"
             throw RecordingFailure(underlying: failure, report: report)

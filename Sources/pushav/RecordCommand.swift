@@ -54,7 +54,9 @@ struct RecordCommand: AsyncParsableCommand {
                                                         duration/end reason, tracks, codec strings, segment times
 
             H.264, HEVC, AAC and Opus are copied as they are; other codecs are transcoded to H.264/AAC and the \
-            report says so. Invalid options are answered with the Matter status the Push AV cluster would give.
+            report says so. Invalid options are answered with the Matter status the Push AV cluster would give. \
+            Exit status 3: the recording finished, but a triggered clip could not be recorded (no usable keyframe) \
+            or lost frames (pre-roll buffer full); stderr and report.json (droppedClips, preRollBuffer) say which.
 
             Examples:
               pushav record video.mp4 --out out
@@ -146,6 +148,24 @@ struct RecordCommand: AsyncParsableCommand {
         try await upload?.finish()
         try ReportFile.write(report, to: output)
         print(json ? try ReportFile.encode(report) : ReportFile.summary(report, directory: out))
+        // Something a trigger asked for is missing: say what on stderr and exit 3, even though the rest is written.
+        let losses = Self.losses(report)
+        if !losses.isEmpty {
+            FileHandle.standardError.write(Data(losses.map { "warning: \($0)\n" }.joined().utf8))
+            throw ExitCode(3)
+        }
+    }
+
+    /// One line per clip that was not recorded or lost frames (report.json has the details).
+    static func losses(_ report: RecordingReport) -> [String] {
+        var lines = report.droppedClips.map {
+            String(format: "%@ clip triggered at %.3f s was not recorded: %@", $0.triggerType, $0.trigger, $0.reason)
+        }
+        if let buffer = report.preRollBuffer, buffer.droppedPackets > 0 {
+            lines.append("pre-roll buffer full: \(buffer.droppedPackets) packet(s) (\(buffer.droppedBytes) bytes) of session(s) "
+                + "\(buffer.affectedSessions.map(String.init).joined(separator: ", ")) were dropped; those clips miss frames")
+        }
+        return lines
     }
 
     /// The transport's options: the --transport document (or defaults), with the flags applied, validated the way
