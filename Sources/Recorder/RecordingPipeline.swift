@@ -37,6 +37,7 @@ struct RecordingPipeline {
         // At least MaxPreRollLen plus two keyframe intervals; the interval is learnt from the stream.
         var keyframeInterval = MediaTime.seconds(2)
         var lastKeyframe: MediaTime?
+        var keyframeGaps = KeyframeGaps(limit: options.policies.map(\.maxPreRoll).filter { $0 > .zero }.min())
         let buffer = PreRollBuffer(retention: maxPreRoll + keyframeInterval + keyframeInterval,
                                    byteLimit: options.preRollByteLimit)
         var overflow = BufferOverflow()
@@ -90,15 +91,18 @@ struct RecordingPipeline {
             newest = max(newest, t)
             let duration = packet.duration > 0 ? video.timeBase.time(packet.duration) : frameDuration
             videoEnd = max(videoEnd, t + duration)
+            if let last = lastKeyframe { keyframeGaps.picture(at: t, lastKeyframe: last, logger: logger) }
             if randomAccess {
                 if let last = lastKeyframe, t > last {
-                    if let tooShort = options.policies.first(where: {
+                    if keyframeGaps.nominal == nil, let tooShort = options.policies.first(where: {
                         $0.maxPreRoll > .zero && $0.maxPreRoll < t - last
                     }) {
-                        // Allocation would refuse this pre-roll against the stream's KeyFrameInterval (rule 9).
+                        // Allocation would refuse this pre-roll against the stream's KeyFrameInterval (rule 9): the
+                        // first interval is the stream's configured one. Later, longer gaps only lengthen pre-rolls.
                         throw MediaError("cluster InvalidPreRollLength (0x0C): maxPreRollLen \(tooShort.maxPreRoll.converted(to: 1000).value) ms "
                             + "is shorter than the input's keyframe interval \((t - last).converted(to: 1000).value) ms")
                     }
+                    keyframeGaps.keyframe(at: t, after: last, logger: logger)
                     keyframeInterval = max(keyframeInterval, t - last)
                     buffer.retention = maxPreRoll + keyframeInterval + keyframeInterval
                 }
@@ -209,6 +213,7 @@ struct RecordingPipeline {
                                      droppedBytes: overflow.bytes, affectedSessions: overflow.sessions.sorted())
         report.droppedClips = runners.flatMap(\.dropped).map { var d = $0; d.trigger -= zero.seconds; return d }
             .sorted { $0.trigger < $1.trigger }
+        report.longKeyframeIntervals = keyframeGaps.report(inputEnd: videoEnd, lastKeyframe: lastKeyframe)
         if let failure {
             report.error = "\(failure)"
             throw RecordingFailure(underlying: failure, report: report)
@@ -217,6 +222,49 @@ struct RecordingPipeline {
             throw MediaError("\(url): no decodable video keyframe found")
         }
         return report
+    }
+}
+
+/// Keyframe spacing as the recording sees it. The first interval is the stream's own (allocation checks MaxPreRollLen
+/// against it); a later gap longer than the shortest MaxPreRollLen (a late or missing IDR on a live camera) is logged
+/// once, when it passes the limit, and counted: clips in it simply get a longer pre-roll.
+struct KeyframeGaps {
+    let limit: MediaTime?
+    /// The first keyframe interval; nil until the second keyframe.
+    private(set) var nominal: MediaTime?
+    private var count = 0
+    private var longest: MediaTime?
+    private var overdue = false
+
+    init(limit: MediaTime?) { self.limit = limit }
+
+    /// A video picture at `t`, the latest keyframe being at `lastKeyframe`.
+    mutating func picture(at t: MediaTime, lastKeyframe: MediaTime, logger: Logger) {
+        guard let limit, let nominal, !overdue, t - lastKeyframe > limit else { return }
+        overdue = true
+        count += 1
+        logger.warning("no keyframe for longer than MaxPreRollLen; clips in this gap get a longer pre-roll", metadata: [
+            "lastKeyframe": "\(lastKeyframe.seconds)", "maxPreRollLen": "\(limit.seconds)", "keyframeInterval": "\(nominal.seconds)",
+        ])
+    }
+
+    /// A keyframe at `t` after the one at `last`.
+    mutating func keyframe(at t: MediaTime, after last: MediaTime, logger: Logger) {
+        guard nominal != nil else {
+            nominal = t - last
+            return
+        }
+        if overdue {
+            overdue = false
+            longest = max(longest ?? .zero, t - last)
+            logger.notice("keyframe after a long gap", metadata: ["at": "\(t.seconds)", "gap": "\((t - last).seconds)"])
+        }
+    }
+
+    func report(inputEnd: MediaTime, lastKeyframe: MediaTime?) -> RecordingReport.LongKeyframeIntervals {
+        var longest = self.longest
+        if overdue, let lastKeyframe { longest = max(longest ?? .zero, inputEnd - lastKeyframe) }  // never ended
+        return .init(count: count, longest: longest?.seconds, limit: limit?.seconds)
     }
 }
 

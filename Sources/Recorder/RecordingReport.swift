@@ -15,6 +15,9 @@ public struct RecordingReport: Codable, Sendable {
     public var preRollBuffer: BufferUse?
     /// Clips a trigger activated that could not be recorded (no usable keyframe); empty when none was lost.
     public var droppedClips: [DroppedClip] = []
+    /// Keyframe intervals after the first that were longer than the shortest MaxPreRollLen (clips then get a longer
+    /// pre-roll; the first interval is the stream's own and a MaxPreRollLen below it is refused).
+    public var longKeyframeIntervals = LongKeyframeIntervals()
     /// Set when the input failed part-way; everything listed was finished before the fault and is valid.
     public var error: String?
 
@@ -45,6 +48,15 @@ public struct RecordingReport: Codable, Sendable {
         /// The connection's output directory.
         public var output: String
         public var reason: String
+    }
+
+    public struct LongKeyframeIntervals: Codable, Sendable {
+        /// How many times the input went longer than `limit` without a keyframe.
+        public var count = 0
+        /// The longest of those gaps, seconds (up to the end of the input if it never got a keyframe again).
+        public var longest: Double?
+        /// The shortest MaxPreRollLen of the recording's transports, seconds; nil when none has a pre-roll.
+        public var limit: Double?
     }
 
     public struct PolicyEcho: Codable, Sendable {

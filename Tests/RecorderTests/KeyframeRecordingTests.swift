@@ -71,6 +71,40 @@ struct KeyframeRecordingTests {
         #expect(abs(dropped.trigger - motion.start) < 0.5, "t0 \(dropped.trigger) vs motion \(motion.start)")
     }
 
+    /// Regular 1 s GOPs, then 9 s without a keyframe (5 s → 14 s), with motion at 13.5 s: MaxPreRollLen 4 s is fine
+    /// for the stream's interval, so the gap is logged and counted, and the clip starts on the keyframe before its
+    /// trigger with a longer pre-roll, instead of the recording ending with InvalidPreRollLength.
+    @Test func longKeyframeGapLengthensThePreRollInsteadOfEndingTheRecording() async throws {
+        let dir = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("long_gap.mp4")
+        try SyntheticVideo.encode(to: input, seconds: 20, motion: (start: 13.5, end: 15.5), videoArguments: [
+            "-c:v", "libx264", "-bf", "0", "-x264-params", "keyint=1000:min-keyint=1000:scenecut=0",
+            "-force_key_frames", "0,1,2,3,4,5,14,15,16,17,18,19",
+        ])
+        let out = dir.appendingPathComponent("out")
+        let policy = ClipPolicy(trigger: .motion, timeControl: ClipTimeControl(initial: 3, augmentation: 1, max: 4, blind: 10),
+                                maxPreRoll: .milliseconds(4000), output: out)
+        let report = try await Recorder.record(input: input.path, options: RecordingOptions(output: out, policies: [policy]))
+
+        #expect(report.error == nil)
+        #expect(report.longKeyframeIntervals.count == 1)
+        #expect(abs((report.longKeyframeIntervals.longest ?? 0) - 9) < 1e-6, "\(report.longKeyframeIntervals)")
+        #expect(report.longKeyframeIntervals.limit == 4)
+        let session = try #require(report.sessions.first)
+        #expect(report.sessions.count == 1)
+        let t0 = try #require(session.trigger)
+        #expect(t0 > 13.5 && t0 < 14, "t0 \(t0)")
+        #expect(abs(session.start - 5) < 1e-6, "the clip starts on the last keyframe before t0, at 5 s: \(session.start)")
+        #expect(abs((session.preRoll ?? 0) - (t0 - 5)) < 1e-6)
+        #expect(session.endReason == "maxDuration")
+        let video = try WrittenTrack(directory: out.appendingPathComponent("session_1"), track: "video")
+        #expect(video.segments.first?.firstSampleIsIDR == true)
+        #expect(abs(video.totalDuration - (t0 + 4 - 5)) < 0.1 + 1e-6, "the whole clip is there: \(video.totalDuration) s")
+        let violations = CMAFConformance().check(header: video.headerFile, segments: video.files).filter { $0.severity == .error }
+        #expect(violations.isEmpty, "\(violations)")
+    }
+
     /// A pre-roll buffer too small for what an open clip still has to write: every packet it pushes out is counted,
     /// with the session that lost it, and the recording still finishes.
     @Test func preRollBufferOverflowIsCountedWithTheSessionsThatLostPackets() async throws {
