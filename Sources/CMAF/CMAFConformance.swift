@@ -3,7 +3,7 @@ public struct Violation: Hashable, Sendable, Codable, CustomStringConvertible {
     public enum Severity: String, Hashable, Sendable, Codable {
         /// A SHALL of CMAF / DASH-IF ingest or a requirement of this project.
         case error
-        /// A SHOULD, or something legal that deserves attention (e.g. a CRA instead of an IDR).
+        /// A SHOULD, or something legal that deserves attention (e.g. no btrt in the sample entry).
         case warning
     }
 
@@ -355,13 +355,12 @@ public struct CMAFConformance: Sendable {
             break
         case .cra?, .bla?:
             let kind = segment.firstSampleRandomAccess == .cra ? "CRA" : "BLA"
+            // Without RASL pictures a CRA/BLA is SAP 1 or 2, a random access point like an IDR (x265's open GOPs).
             if segment.leadingSkippedPictureCount > 0 {
                 report.fail(19, file, "first sample is a \(kind) followed by \(segment.leadingSkippedPictureCount) RASL picture(s) (SAP 3, not a random access point for MSE)")
-            } else {
-                report.fail(19, file, "first sample is a \(kind) without RASL pictures, not an IDR", severity: .warning)
             }
         case .nonRandomAccess?:
-            report.fail(19, file, "first sample contains no IDR NAL unit")
+            report.fail(19, file, "first sample contains no IDR, CRA or BLA NAL unit (not a random access point)")
         case .unparseable?:
             report.fail(19, file, "first sample NAL units cannot be parsed (length prefixes do not tile the sample, or it lies outside the file)")
         case nil:

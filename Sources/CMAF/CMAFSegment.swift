@@ -105,7 +105,7 @@ public struct CMAFSegment: Hashable, Sendable {
     public var timescale: UInt32
     /// What the first sample's NAL units say, nil for audio or when there are no samples.
     public var firstSampleRandomAccess: RandomAccessPicture?
-    /// RASL pictures following a CRA first sample before the next IRAP (these make the CRA SAP 3).
+    /// RASL pictures following a CRA or BLA first sample before the next IRAP (these make it SAP 3).
     public var leadingSkippedPictureCount: Int
 
     public var topLevelTypes: [FourCC] { boxes.map(\.type) }
@@ -127,6 +127,16 @@ public struct CMAFSegment: Hashable, Sendable {
     public var earliestPresentationTime: Int64? { samples.map(\.presentationTime).min() }
     public var firstSampleIsSync: Bool? { firstSample?.flags.isSync }
     public var firstSampleIsIDR: Bool { firstSampleRandomAccess == .idr }
+    /// Whether the first sample is a stream access point of type 1 or 2, what MSE and CMAF accept as a segment start:
+    /// an IDR, or an HEVC CRA/BLA picture without RASL pictures. Nil for audio.
+    public var firstSampleIsRandomAccessPoint: Bool? {
+        switch firstSampleRandomAccess {
+        case nil: nil
+        case .idr?: true
+        case .cra?, .bla?: leadingSkippedPictureCount == 0
+        case .nonRandomAccess?, .unparseable?: false
+        }
+    }
     public var usesTrackRunVersion1: Bool { chunks.contains { $0.runs.contains { $0.version == 1 } } }
 
     /// Parses one segment file. `header` supplies timescale, `trex` defaults and the NAL length size.
@@ -158,7 +168,7 @@ public struct CMAFSegment: Hashable, Sendable {
             let isHEVC = header.isHEVC
             let types = NALUnits.unitTypes(in: bytes, range: first.byteRange, lengthSize: lengthSize, isHEVC: isHEVC)
             firstSampleRandomAccess = NALUnits.classify(types, isHEVC: isHEVC)
-            if firstSampleRandomAccess == .cra {
+            if firstSampleRandomAccess == .cra || firstSampleRandomAccess == .bla {
                 for sample in chunks.flatMap(\.samples).dropFirst() {
                     guard let later = NALUnits.unitTypes(in: bytes, range: sample.byteRange, lengthSize: lengthSize, isHEVC: true),
                           !later.contains(where: NALUnits.isIRAP) else { break }

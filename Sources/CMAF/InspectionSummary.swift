@@ -41,6 +41,8 @@ public struct InspectionSummary: Hashable, Sendable, Codable {
         public var firstSampleIsSync: Bool?
         /// nil for audio.
         public var firstSampleIsIDR: Bool?
+        /// SAP 1 or 2 (an IDR, or a CRA/BLA without RASL pictures): a valid segment start. nil for audio.
+        public var firstSampleIsRandomAccessPoint: Bool?
         /// idr, cra, bla, nonRandomAccess, unparseable; nil for audio.
         public var firstSampleRandomAccess: RandomAccessPicture?
 
@@ -56,6 +58,7 @@ public struct InspectionSummary: Hashable, Sendable, Codable {
             firstSampleIsSync = segment.firstSampleIsSync
             firstSampleRandomAccess = segment.firstSampleRandomAccess
             firstSampleIsIDR = segment.firstSampleRandomAccess.map { $0 == .idr }
+            firstSampleIsRandomAccessPoint = segment.firstSampleIsRandomAccessPoint
         }
     }
 

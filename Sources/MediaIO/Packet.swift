@@ -40,7 +40,11 @@ public final class Packet {
         get { pointer.pointee.duration }
         set { pointer.pointee.duration = newValue }
     }
-    public var isKeyframe: Bool { pointer.pointee.flags & AV_PKT_FLAG_KEY != 0 }
+    /// The keyframe flag; a muxer writes it as the sample's sync flag.
+    public var isKeyframe: Bool {
+        get { pointer.pointee.flags & AV_PKT_FLAG_KEY != 0 }
+        set { pointer.pointee.flags = newValue ? pointer.pointee.flags | AV_PKT_FLAG_KEY : pointer.pointee.flags & ~AV_PKT_FLAG_KEY }
+    }
     public var isCorrupt: Bool { pointer.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 }
     public var size: Int { Int(pointer.pointee.size) }
 

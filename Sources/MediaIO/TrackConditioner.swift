@@ -1,4 +1,5 @@
 import CFFmpeg
+import CMAF
 import Timeline
 
 /// Turns one input stream's packets into packets a CMAF track can carry: passed through (H.264, HEVC, AAC, Opus; ADTS
@@ -15,8 +16,9 @@ public protocol TrackConditioner: AnyObject {
     func push(_ packet: Packet, emit: (Packet) throws -> Void) throws
     /// Emits what is still buffered at the end of the input.
     func drain(emit: (Packet) throws -> Void) throws
-    /// Whether a conditioned packet can start a segment (a real IDR for video; every packet for audio).
-    func isRandomAccess(_ packet: Packet) -> Bool
+    /// What a conditioned packet offers for random access, from its NAL units for video (``AccessPointLookahead``
+    /// turns that into "can start a segment"); every audio packet is ``AccessPointKind/closed``.
+    func accessPoint(_ packet: Packet) -> AccessPointKind
 }
 
 /// Codecs a CMAF track carries as they are (our `hvc1`/`avc1` sample entries, `mp4a`, `Opus`).
@@ -79,8 +81,8 @@ final class PassthroughConditioner: TrackConditioner {
         reframed = parameters
     }
 
-    func isRandomAccess(_ packet: Packet) -> Bool {
-        kind == .audio || probe.isRandomAccess(packet)
+    func accessPoint(_ packet: Packet) -> AccessPointKind {
+        kind == .audio ? .closed : probe.accessPoint(packet)
     }
 }
 

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CMAF
 import Timeline
 
 /// Re-encodes video CMAF cannot carry (MPEG-4 Part 2, VP8, MJPEG, …) as H.264 with libx264, forcing an IDR at every
@@ -54,7 +55,7 @@ final class VideoTranscoder: TrackConditioner {
         try encoder.encode(nil, emit: emit)
     }
 
-    func isRandomAccess(_ packet: Packet) -> Bool { packet.isKeyframe }
+    func accessPoint(_ packet: Packet) -> AccessPointKind { packet.isKeyframe ? .closed : .other }  // IDRs: closed GOPs
 
     private func encode(_ frame: Frame, emit: (Packet) throws -> Void) throws {
         guard let ts = frame.bestEffortTimestamp else { return }
@@ -127,7 +128,7 @@ final class AudioTranscoder: TrackConditioner {
         try encoder.encode(nil, emit: emit)
     }
 
-    func isRandomAccess(_ packet: Packet) -> Bool { true }
+    func accessPoint(_ packet: Packet) -> AccessPointKind { .closed }
 
     private func encodeBuffered(final: Bool, emit: (Packet) throws -> Void) throws {
         let size = encoder.context.pointee.frame_size > 0 ? encoder.context.pointee.frame_size : 1024

@@ -15,6 +15,8 @@ final class ClipRunner {
     /// A Begin that found no keyframe at or before its anchor yet; it starts at the next one.
     private var pendingBegin: ClipBegin?
     private(set) var records: [SessionRecord] = []
+    /// Clips that were activated but could not be recorded (times on the input timeline, not yet rebased).
+    private(set) var dropped: [RecordingReport.DroppedClip] = []
     private let logger: Logger
 
     init(policy: ClipPolicy, settings: SessionSettings, logger: Logger) {
@@ -47,9 +49,24 @@ final class ClipRunner {
         try apply(stopped ? timeline.stop(at: time) : timeline.endOfInput(at: time), buffer: buffer)
         try pump(buffer: buffer, analysisTime: nil, inputEnded: true)
         if let begin = pendingBegin {
-            logger.notice("clip activated at \(begin.activationTime.seconds) s found no keyframe before the input \(stopped ? "was stopped" : "ended")")
+            drop(begin, reason: "no random access picture (IDR, or CRA/BLA without RASL) at or after its pre-roll start before the input \(stopped ? "was stopped" : "ended")")
             pendingBegin = nil
         }
+    }
+
+    /// Open and ending clips that still need `entry` (it is at or after their read position and inside the clip).
+    func sessions(needing entry: PreRollBuffer.Entry) -> [Int] {
+        ([open].compactMap { $0 } + closing).filter { $0.needs(entry) }.map(\.writer.layout.session)
+    }
+
+    /// A clip that cannot be recorded is never lost silently: a warning now, an entry in report.json later.
+    private func drop(_ begin: ClipBegin, reason: String) {
+        logger.warning("clip dropped", metadata: [
+            "trigger": "\(begin.trigger.rawValue)", "t0": "\(begin.activationTime.seconds)", "reason": "\(reason)",
+            "output": "\(policy.output.path)",
+        ])
+        dropped.append(.init(trigger: begin.activationTime.seconds, triggerType: begin.trigger.rawValue,
+                             output: policy.output.path, reason: reason))
     }
 
     private func apply(_ decisions: [ClipDecision], buffer: PreRollBuffer) throws {
@@ -64,8 +81,9 @@ final class ClipRunner {
                     clip.end = end
                     closing.append(clip)
                     open = nil
-                } else if pendingBegin?.recording == end.recording {
-                    pendingBegin = nil  // ended before any keyframe arrived: nothing to record
+                } else if let begin = pendingBegin, begin.recording == end.recording {
+                    drop(begin, reason: "no random access picture (IDR, or CRA/BLA without RASL) between its pre-roll start and its end")
+                    pendingBegin = nil
                 }
             }
         }
@@ -79,6 +97,9 @@ final class ClipRunner {
         {
             try open(begin, at: keyframe, buffer: buffer)
         } else {
+            if let superseded = pendingBegin {
+                drop(superseded, reason: "no random access picture arrived before the next clip began")
+            }
             pendingBegin = begin
             try startPendingIfPossible(buffer: buffer)
         }
@@ -143,6 +164,9 @@ final class OpenClip {
     private var held: [PreRollBuffer.Entry] = []
     private var videoPastEnd = false
     private var audioPastEnd = false
+    /// False until a random-access picture went out: a session's video starts on one. (The buffer's byte limit can
+    /// push the clip's keyframe out before it is written; the frames after it cannot be decoded without it.)
+    private var startedVideo = false
 
     init(begin: ClipBegin, writer: SessionWriter, start: MediaTime, keyframeSequence: Int, cursor: Int) {
         self.begin = begin
@@ -167,9 +191,9 @@ final class OpenClip {
                     if videoPastEnd || entry.dts >= end {
                         videoPastEnd = true  // every frame presented before the end has been read
                     } else if entry.pts < end {
-                        for h in held { try writer.writeVideo(h.packet, isRandomAccess: h.isRandomAccess) }
+                        for h in held { try writeVideo(h) }
                         held.removeAll()
-                        try writer.writeVideo(entry.packet, isRandomAccess: entry.isRandomAccess)
+                        try writeVideo(entry)
                     } else {
                         held.append(entry)
                     }
@@ -179,7 +203,7 @@ final class OpenClip {
             } else {
                 guard let limit, entry.pts < limit else { return }
                 switch entry.kind {
-                case .video: try writer.writeVideo(entry.packet, isRandomAccess: entry.isRandomAccess)
+                case .video: try writeVideo(entry)
                 case .audio: try writer.writeAudio(entry.packet)
                 }
             }
@@ -187,7 +211,22 @@ final class OpenClip {
         }
     }
 
+    private func writeVideo(_ entry: PreRollBuffer.Entry) throws {
+        guard startedVideo || entry.isRandomAccess else { return }  // its keyframe was lost (counted by the buffer)
+        startedVideo = true
+        try writer.writeVideo(entry.packet, isRandomAccess: entry.isRandomAccess)
+    }
+
     func isComplete(hasAudio: Bool) -> Bool { videoPastEnd && (audioPastEnd || !hasAudio) }
+
+    /// Whether `entry` would still be written into this clip (``consume`` has not passed it, and it lies inside).
+    func needs(_ entry: PreRollBuffer.Entry) -> Bool {
+        guard entry.sequence >= cursor else { return false }
+        switch entry.kind {
+        case .video: return entry.sequence >= keyframeSequence && !videoPastEnd && end.map { entry.dts < $0.end } ?? true
+        case .audio: return entry.pts >= start && !audioPastEnd && end.map { entry.pts < $0.end } ?? true
+        }
+    }
 
     func finish(inputEnded: Bool) throws -> SessionRecord {
         guard let end else { preconditionFailure("finish before the timeline ended the clip") }

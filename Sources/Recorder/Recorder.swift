@@ -81,7 +81,8 @@ public struct RecordingOptions: Sendable {
     /// Seconds between analysed pictures; 0 analyses every decoded picture, so an activation time t0 is the first
     /// picture that shows the motion, not the next 5 Hz tick (clip ends are t0 + D: frame accuracy starts here).
     public var analysisInterval = 0.0
-    /// Upper bound of the pre-roll buffer's memory.
+    /// Upper bound of the pre-roll buffer's memory. Packets an open clip still needed that it pushes out are logged
+    /// and counted in the report (`preRollBuffer.droppedPackets`).
     public var preRollByteLimit = 48 << 20
     /// Demuxer/protocol options (e.g. `rtsp_transport=tcp`).
     public var inputOptions: [String: String] = [:]

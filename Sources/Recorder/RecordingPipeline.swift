@@ -1,3 +1,4 @@
+import CMAF
 import Foundation
 import Logging
 import MediaIO
@@ -42,8 +43,15 @@ struct RecordingPipeline {
         // At least MaxPreRollLen plus two keyframe intervals; the interval is learnt from the stream.
         var keyframeInterval = MediaTime.seconds(2)
         var lastKeyframe: MediaTime?
+        var keyframeGaps = KeyframeGaps(limit: options.policies.map(\.maxPreRoll).filter { $0 > .zero }.min())
         let buffer = PreRollBuffer(retention: maxPreRoll + keyframeInterval + keyframeInterval,
                                    byteLimit: options.preRollByteLimit)
+        var overflow = BufferOverflow()
+        // Video packets wait here, in decode order, until it is known whether they can start a segment (an HEVC CRA
+        // is SAP 1/2 only if no RASL picture follows it); their analysis waits with them (`undecoded`), so a decision
+        // at frame t still finds t's packet, with its verdict, in the buffer.
+        var lookahead = AccessPointLookahead<Packet>()
+        var undecoded: [Packet] = []
         var origin: MediaTime?  // the first video frame: 0 on the report's timeline
         var newest = MediaTime.zero  // latest presentation time read
         var videoEnd = MediaTime.zero  // end of the latest-presented video frame
@@ -51,27 +59,56 @@ struct RecordingPipeline {
         let frameDuration = MediaTime(seconds: 1 / max(videoStream.frameRate ?? 30, 1))
 
         func trim() {
-            buffer.trim(newest: newest, keepFrom: runners.compactMap(\.oldestNeeded).min())
+            let pushedOut = buffer.trim(newest: newest, keepFrom: runners.compactMap(\.oldestNeeded).min())
+            for entry in pushedOut {
+                let sessions = runners.flatMap { $0.sessions(needing: entry) }
+                guard !sessions.isEmpty else { continue }
+                overflow.count(entry, sessions: sessions, at: newest, logger: logger, byteLimit: buffer.byteLimit)
+            }
         }
 
-        func appendVideo(_ packet: Packet) throws {
+        /// Sends a video packet into the lookahead; what it has decided goes on to the buffer.
+        func decideVideo(_ packet: Packet) throws {
+            for decided in lookahead.add(try packet.reference(), video.accessPoint(packet)) {
+                try appendVideo(decided.item, randomAccess: decided.isAccessPoint)
+            }
+        }
+
+        /// The input ended or failed: nothing follows the held pictures, so a held CRA had no RASL pictures.
+        func flushVideo() throws {
+            for decided in lookahead.flush() { try appendVideo(decided.item, randomAccess: decided.isAccessPoint) }
+        }
+
+        /// Decodes for analysis the raw packets whose conditioned packets are all in the buffer.
+        func analyseBuffered() throws {
+            guard lookahead.isEmpty, let sampler = analysis?.sampler else { return }
+            let ready = undecoded
+            undecoded.removeAll()
+            for raw in ready { try sampler.decode(raw, analysed) }
+        }
+
+        func appendVideo(_ packet: Packet, randomAccess: Bool) throws {
             guard let pts = packet.pts ?? packet.dts else { return }
             let t = video.timeBase.time(pts)
             let dts = packet.dts.map { video.timeBase.time($0) } ?? t
-            let randomAccess = video.isRandomAccess(packet)
+            // What we write as a sync sample is what we accept as a segment start (a CRA may come without the flag).
+            if randomAccess { packet.isKeyframe = true }
             if origin == nil || t < origin! { origin = t }
             newest = max(newest, t)
             let duration = packet.duration > 0 ? video.timeBase.time(packet.duration) : frameDuration
             videoEnd = max(videoEnd, t + duration)
+            if let last = lastKeyframe { keyframeGaps.picture(at: t, lastKeyframe: last, logger: logger) }
             if randomAccess {
                 if let last = lastKeyframe, t > last {
-                    if let tooShort = options.policies.first(where: {
+                    if keyframeGaps.nominal == nil, let tooShort = options.policies.first(where: {
                         $0.maxPreRoll > .zero && $0.maxPreRoll < t - last
                     }) {
-                        // Allocation would refuse this pre-roll against the stream's KeyFrameInterval (rule 9).
+                        // Allocation would refuse this pre-roll against the stream's KeyFrameInterval (rule 9): the
+                        // first interval is the stream's configured one. Later, longer gaps only lengthen pre-rolls.
                         throw MediaError("cluster InvalidPreRollLength (0x0C): maxPreRollLen \(tooShort.maxPreRoll.converted(to: 1000).value) ms "
                             + "is shorter than the input's keyframe interval \((t - last).converted(to: 1000).value) ms")
                     }
+                    keyframeGaps.keyframe(at: t, after: last, logger: logger)
                     keyframeInterval = max(keyframeInterval, t - last)
                     buffer.retention = maxPreRoll + keyframeInterval + keyframeInterval
                 }
@@ -143,8 +180,11 @@ struct RecordingPipeline {
                     lastVideoPacketCorrupt = packet.isCorrupt
                     // Buffer first, analyse second: a decision at frame t must find t's own packet in the buffer
                     // (a clip or a continuous session that begins on a keyframe starts at that keyframe).
-                    try video.push(packet, emit: appendVideo)
-                    if let sampler = analysis?.sampler { try sampler.decode(packet, analysed) }
+                    try video.push(packet, emit: decideVideo)
+                    if analysis != nil {
+                        undecoded.append(try packet.reference())  // the demuxer reuses `packet`
+                        try analyseBuffered()
+                    }
                 } else if let audio, packet.streamIndex == audioStream?.index {
                     try audio.push(packet, emit: appendAudio)
                 }
@@ -155,8 +195,11 @@ struct RecordingPipeline {
                                                sessions: runners.map(\.sessionCount).reduce(0, +)))
                 }
             }
+            try flushVideo()
+            try analyseBuffered()
             if let sampler = analysis?.sampler { try sampler.decode(nil, analysed) }
-            try video.drain(emit: appendVideo)
+            try video.drain(emit: decideVideo)
+            try flushVideo()
             try audio?.drain(emit: appendAudio)
             // A file that simply stops is not an error to FFmpeg's demuxers; the index or a cut-off packet tells.
             // A stopped recording did not read to the end, so none of this applies to it.
@@ -173,6 +216,7 @@ struct RecordingPipeline {
         } catch {
             failure = error
             logger.notice("input failed; closing open clips with what was read", metadata: ["error": "\(error)"])
+            try? flushVideo()  // pictures read before the fault still belong to their clips
         }
         for r in runners { try r.endOfInput(at: videoEnd, stopped: stopped, buffer: buffer) }
 
@@ -187,7 +231,11 @@ struct RecordingPipeline {
         report.sessions.sort { ($0.start, $0.session) < ($1.start, $1.session) }
         report.motion = analysis?.intervals(origin: zero) ?? []
         report.preRollBuffer = .init(peakBytes: buffer.peakBytes, peakPackets: buffer.peakPackets,
-                                     retention: buffer.retention.seconds)
+                                     retention: buffer.retention.seconds, droppedPackets: overflow.packets,
+                                     droppedBytes: overflow.bytes, affectedSessions: overflow.sessions.sorted())
+        report.droppedClips = runners.flatMap(\.dropped).map { var d = $0; d.trigger -= zero.seconds; return d }
+            .sorted { $0.trigger < $1.trigger }
+        report.longKeyframeIntervals = keyframeGaps.report(inputEnd: videoEnd, lastKeyframe: lastKeyframe)
         // Same arithmetic as the sessions' rebased times: an open clip's `end` equals it exactly.
         if stopped { report.stoppedAt = videoEnd.seconds - zero.seconds }
         if let failure {
@@ -198,6 +246,49 @@ struct RecordingPipeline {
             throw MediaError("\(url): no decodable video keyframe found")
         }
         return report
+    }
+}
+
+/// Keyframe spacing as the recording sees it. The first interval is the stream's own (allocation checks MaxPreRollLen
+/// against it); a later gap longer than the shortest MaxPreRollLen (a late or missing IDR on a live camera) is logged
+/// once, when it passes the limit, and counted: clips in it simply get a longer pre-roll.
+struct KeyframeGaps {
+    let limit: MediaTime?
+    /// The first keyframe interval; nil until the second keyframe.
+    private(set) var nominal: MediaTime?
+    private var count = 0
+    private var longest: MediaTime?
+    private var overdue = false
+
+    init(limit: MediaTime?) { self.limit = limit }
+
+    /// A video picture at `t`, the latest keyframe being at `lastKeyframe`.
+    mutating func picture(at t: MediaTime, lastKeyframe: MediaTime, logger: Logger) {
+        guard let limit, let nominal, !overdue, t - lastKeyframe > limit else { return }
+        overdue = true
+        count += 1
+        logger.warning("no keyframe for longer than MaxPreRollLen; clips in this gap get a longer pre-roll", metadata: [
+            "lastKeyframe": "\(lastKeyframe.seconds)", "maxPreRollLen": "\(limit.seconds)", "keyframeInterval": "\(nominal.seconds)",
+        ])
+    }
+
+    /// A keyframe at `t` after the one at `last`.
+    mutating func keyframe(at t: MediaTime, after last: MediaTime, logger: Logger) {
+        guard nominal != nil else {
+            nominal = t - last
+            return
+        }
+        if overdue {
+            overdue = false
+            longest = max(longest ?? .zero, t - last)
+            logger.notice("keyframe after a long gap", metadata: ["at": "\(t.seconds)", "gap": "\((t - last).seconds)"])
+        }
+    }
+
+    func report(inputEnd: MediaTime, lastKeyframe: MediaTime?) -> RecordingReport.LongKeyframeIntervals {
+        var longest = self.longest
+        if overdue, let lastKeyframe { longest = max(longest ?? .zero, inputEnd - lastKeyframe) }  // never ended
+        return .init(count: count, longest: longest?.seconds, limit: limit?.seconds)
     }
 }
 

@@ -11,8 +11,13 @@ public struct RecordingReport: Codable, Sendable {
     public var sessions: [SessionRecord]
     /// Motion the detector saw at the report sensitivity, seconds on the input timeline.
     public var motion: [MotionInterval] = []
-    /// Memory the pre-roll buffer held at most.
+    /// Memory the pre-roll buffer held at most, and what its byte limit pushed out of clips.
     public var preRollBuffer: BufferUse?
+    /// Clips a trigger activated that could not be recorded (no usable keyframe); empty when none was lost.
+    public var droppedClips: [DroppedClip] = []
+    /// Keyframe intervals after the first that were longer than the shortest MaxPreRollLen (clips then get a longer
+    /// pre-roll; the first interval is the stream's own and a MaxPreRollLen below it is refused).
+    public var longKeyframeIntervals = LongKeyframeIntervals()
     /// Set when the input failed part-way; everything listed was finished before the fault and is valid.
     public var error: String?
     /// Set when the recording was stopped on request (``RecordingStop``: Ctrl-C, SIGTERM): where on the input
@@ -29,6 +34,32 @@ public struct RecordingReport: Codable, Sendable {
         public var peakPackets: Int
         /// Seconds of media it keeps behind the newest packet (MaxPreRollLen + 2 keyframe intervals).
         public var retention: Double
+        /// Packets (and their bytes) that open clips still needed when the byte limit pushed them out: those clips
+        /// miss frames.
+        public var droppedPackets = 0
+        public var droppedBytes = 0
+        /// Session numbers of the clips that lost packets.
+        public var affectedSessions: [Int] = []
+    }
+
+    /// A clip that was activated but not recorded.
+    public struct DroppedClip: Codable, Sendable {
+        /// t0, seconds on the report timeline.
+        public var trigger: Double
+        /// `motion`, `command` or `continuous`.
+        public var triggerType: String
+        /// The connection's output directory.
+        public var output: String
+        public var reason: String
+    }
+
+    public struct LongKeyframeIntervals: Codable, Sendable {
+        /// How many times the input went longer than `limit` without a keyframe.
+        public var count = 0
+        /// The longest of those gaps, seconds (up to the end of the input if it never got a keyframe again).
+        public var longest: Double?
+        /// The shortest MaxPreRollLen of the recording's transports, seconds; nil when none has a pre-roll.
+        public var limit: Double?
     }
 
     public struct PolicyEcho: Codable, Sendable {

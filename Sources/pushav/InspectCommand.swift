@@ -10,8 +10,8 @@ struct InspectCommand: ParsableCommand {
             Each .init file starts a track; the segment_*.m4s files in the same directory belong to it (in number \
             order). A directory is searched for tracks. Prints per track the RFC 6381 codec string, timescale and, \
             per segment, tfdt, duration, sample and chunk counts and whether the first sample is a sync sample and \
-            an IDR; then checks the CMAF conformance checklist (items 1–22: brands, one track, mvex/trex, empty \
-            sample tables, tfhd/trun flags and data offsets, tfdt continuity, mfhd order, IDR starts, prft, chunks, \
+            which random access picture it is (idr, or cra/bla: valid without RASL pictures); then checks the CMAF conformance checklist (items 1–22: brands, one track, mvex/trex, empty \
+            sample tables, tfhd/trun flags and data offsets, tfdt continuity, mfhd order, SAP 1/2 starts, prft, chunks, \
             segment durations). Exits 1 on any violation.
 
             Examples:
@@ -84,7 +84,9 @@ struct InspectCommand: ParsableCommand {
     static func line(_ t: InspectionSummary.Track) -> String {
         let total = t.segments.map(\.durationSeconds).reduce(0, +)
         let idr = t.handler == "vide"
-            ? (t.segments.allSatisfy { $0.firstSampleIsIDR == true } ? ", every segment starts with an IDR" : ", NOT every segment starts with an IDR")
+            ? (t.segments.allSatisfy { $0.firstSampleIsRandomAccessPoint == true }
+                ? ", every segment starts with a random access point (IDR, or CRA/BLA without RASL)"
+                : ", NOT every segment starts with a random access point")
             : ""
         return String(format: "%@: %@ %@, timescale %u, %d segment(s), %.3f s%@", t.initFile, t.handler ?? "?",
                       t.codec ?? "?", t.timescale ?? 0, t.segments.count, total, idr)

@@ -55,7 +55,9 @@ struct RecordCommand: AsyncParsableCommand {
 
             H.264, HEVC, AAC and Opus are copied as they are; other codecs are transcoded to H.264/AAC and the \
             report says so. Invalid options are answered with the Matter status the Push AV cluster would give; what \
-            is not implemented yet (Interface-2 DASH/HLS, CENC encryption) is refused with FAILURE, never ignored.
+            is not implemented yet (Interface-2 DASH/HLS, CENC encryption) is refused with FAILURE, never ignored. \
+            Exit status 3: the recording finished, but a triggered clip could not be recorded (no usable keyframe) \
+            or lost frames (pre-roll buffer full); stderr and report.json (droppedClips, preRollBuffer) say which.
 
             Session numbers only ever increase: a run into an --out that already holds sessions continues after the \
             highest one; with --push also after the highest one used for that URL (kept in --state-dir).
@@ -195,6 +197,24 @@ struct RecordCommand: AsyncParsableCommand {
         try await upload?.finish(stop: stop)
         print(json ? try ReportFile.encode(report) : ReportFile.summary(report, directory: out))
         try numbering.check()
+        // Something a trigger asked for is missing: say what on stderr and exit 3, even though the rest is written.
+        let losses = Self.losses(report)
+        if !losses.isEmpty {
+            FileHandle.standardError.write(Data(losses.map { "warning: \($0)\n" }.joined().utf8))
+            throw ExitCode(3)
+        }
+    }
+
+    /// One line per clip that was not recorded or lost frames (report.json has the details).
+    static func losses(_ report: RecordingReport) -> [String] {
+        var lines = report.droppedClips.map {
+            String(format: "%@ clip triggered at %.3f s was not recorded: %@", $0.triggerType, $0.trigger, $0.reason)
+        }
+        if let buffer = report.preRollBuffer, buffer.droppedPackets > 0 {
+            lines.append("pre-roll buffer full: \(buffer.droppedPackets) packet(s) (\(buffer.droppedBytes) bytes) of session(s) "
+                + "\(buffer.affectedSessions.map(String.init).joined(separator: ", ")) were dropped; those clips miss frames")
+        }
+        return lines
     }
 
     /// The transport's options: the --transport document (or defaults), with the flags applied, validated the way

@@ -117,6 +117,7 @@ let failingCases: [ConformanceCase] = [
     ConformanceCase(19, "first sample flagged non-sync") { video { $0.segments[1].chunks[0].samples[0].flags = 0x0101_0000 } },
     ConformanceCase(19, "sync flag on a non-IDR picture") { video { $0.segments[1].chunks[0].samples[0].payload = nalSample([NAL.avcNonIDR]) } },
     ConformanceCase(19, "HEVC CRA followed by RASL") { hevc(firstPicture: 21, followingPicture: 8) },
+    ConformanceCase(19, "HEVC BLA_W_LP followed by RASL") { hevc(firstPicture: 16, followingPicture: 9) },
     ConformanceCase(20, "video segment of 3 s for 2 s target and 1 s GOP") { SessionSpec.video(framesPerSegment: 75) },
     ConformanceCase(20, "video segment shorter than target") { SessionSpec.video(framesPerSegment: 25) },
     ConformanceCase(20, "audio segment off by more than one frame") { audio { $0.expectations.segmentDuration = 1.9 } },
@@ -185,7 +186,9 @@ let passingCases: [ConformanceCase] = [
         }
     },
     ConformanceCase(19, "HEVC IDR_W_RADL") { hevc(firstPicture: 19, followingPicture: 1) },
-    ConformanceCase(19, "HEVC CRA without RASL (warning only)") { hevc(firstPicture: 21, followingPicture: 1) },
+    ConformanceCase(19, "HEVC CRA without RASL (SAP 1, x265's open GOP)") { hevc(firstPicture: 21, followingPicture: 1) },
+    ConformanceCase(19, "HEVC CRA with RADL only (SAP 2)") { hevc(firstPicture: 21, followingPicture: 7) },
+    ConformanceCase(19, "HEVC BLA_N_LP") { hevc(firstPicture: 18, followingPicture: 1) },
     ConformanceCase(20, "short last video segment") { video { $0.segments[2].chunks[0].samples.removeLast(20) } },
     ConformanceCase(20, "audio 2.005 s for a 2 s target") { audio() },
     ConformanceCase(21, "prft for the audio track") { audio() },
@@ -218,11 +221,25 @@ let passingCases: [ConformanceCase] = [
         #expect(violations.first?.severity == .warning)
     }
 
-    @Test func craWithoutRASLIsReportedAsWarning() throws {
-        let violations = hevc(firstPicture: 21, followingPicture: 1).violations()
-        let cra = try #require(violations.first { $0.item == 19 })
-        #expect(cra.severity == .warning)
-        #expect(cra.message.contains("CRA"))
+    /// A CRA or BLA without RASL pictures is SAP 1/2, as valid a segment start as an IDR: not even a warning.
+    @Test(arguments: [(UInt8(21), UInt8(1)), (21, 6), (16, 1), (17, 7), (18, 1)])
+    func cleanCRAOrBLAIsARandomAccessPoint(first: UInt8, following: UInt8) throws {
+        let session = hevc(firstPicture: first, followingPicture: following)
+        #expect(session.violations().filter { $0.item == 19 }.isEmpty)
+        let header = try CMAFHeader(bytes: session.headerFile.bytes)
+        for file in session.segmentFiles {
+            let segment = try CMAFSegment(bytes: file.bytes, fileName: file.name, header: header)
+            #expect(segment.firstSampleIsRandomAccessPoint == true)
+            #expect(InspectionSummary.Segment(segment).firstSampleIsRandomAccessPoint == true)
+        }
+    }
+
+    @Test func craFollowedByRASLIsNoRandomAccessPoint() throws {
+        let session = hevc(firstPicture: 21, followingPicture: 8)
+        let header = try CMAFHeader(bytes: session.headerFile.bytes)
+        let segment = try CMAFSegment(bytes: session.segmentFiles[1].bytes, fileName: "s", header: header)
+        #expect(segment.firstSampleIsRandomAccessPoint == false)
+        #expect(segment.firstSampleIsIDR == false)
     }
 
     @Test func unparseableFilesAreReportedNotThrown() {

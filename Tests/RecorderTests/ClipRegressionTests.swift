@@ -11,7 +11,7 @@ import Timeline
 /// sets chosen so the outcome does not depend on how many frames the detector needs to see motion start or stop
 /// (each `because` says why). What the test then measures from the written CMAF, not from the report:
 /// * the clip's first frame is the input keyframe the pre-roll rule picks for the reported t0 (matched by its NAL
-///   units against the input), and it is an IDR;
+///   units against the input), and every segment starts on a random access point (an IDR, or a CRA without RASL);
 /// * start + Σ sample durations (the clip's end) equals t0 + min(I + n·A, M), or the input's end, within one frame;
 /// * t0 lies inside the truth motion interval that should trigger the clip (so nothing triggers in still periods
 ///   or on the lighting switch), within `latency` of its start.
@@ -83,6 +83,15 @@ enum ClipRegressionTable {
         Case(media: "g_slow_object.mp4", flags: ["--initial", "15", "--max-duration", "15"],
              expected: [Expected(interval: 0, augmentations: 0, reason: "endOfInput")],
              latency: 1.0, because: "an object moving 30 px/s is caught within a second"),
+        Case(media: "h_hevc_open_gop.mp4", flags: ["--initial", "5", "--augmentation", "5", "--max-duration", "10", "--blind", "5"],
+             expected: [Expected(interval: 0, augmentations: 1, reason: "maxDuration"), Expected(interval: 1, augmentations: 1, reason: "maxDuration")],
+             latency: 0.5, because: "x265 open GOPs: only the first picture is an IDR, every later keyframe a CRA; D 5 → 10 = M at once, "
+                 + "blind until ≈35 s, so each motion has its clip, each starting on the CRA the 4 s pre-roll picks (18 s, 50 s); "
+                 + "5 px/frame at 10 fps is seen within 3 frames"),
+        Case(media: "h_hevc_open_gop.mp4", flags: ["--initial", "3", "--augmentation", "1", "--max-duration", "4", "--blind", "10", "--pre-roll", "2000"],
+             expected: [Expected(interval: 0, augmentations: 1, reason: "maxDuration"), Expected(interval: 1, augmentations: 1, reason: "maxDuration")],
+             latency: 0.5, because: "P = one GOP: each 4 s clip starts on the CRA at or before its trigger (20 s, 52 s); the 10 s blind "
+                 + "window covers the rest of each motion"),
     ]
 }
 
@@ -123,7 +132,7 @@ struct ClipRegressionTests {
             let sessionDir = out.appendingPathComponent("session_\(session.session)")
             let video = try WrittenTrack(directory: sessionDir, track: "video")
             let first = try #require(video.segments.first?.firstSample)
-            #expect(video.segments.allSatisfy { $0.firstSampleIsIDR })
+            #expect(video.segments.allSatisfy { $0.firstSampleIsRandomAccessPoint == true })
             let written = InputFrames.nalBodies(Array(video.files[0].bytes[first.byteRange]),
                                                     lengthSize: video.header.nalLengthSize ?? 4)
             let keyframes = c.media.hasSuffix(".avi") ? [0.0] : truth.videoKeyframes.map { $0 - truth.videoKeyframes[0] }
