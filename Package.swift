@@ -91,18 +91,21 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // What several test targets share: paths, free ports, the built pushav, child processes, a live RTSP camera,
+        // a hand-moved clock.
+        .target(name: "TestSupport", dependencies: ["TransportModel"], path: "Tests/TestSupport"),
         .testTarget(name: "TimelineTests", dependencies: ["Timeline"]),
         .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "Motion"]),
         .testTarget(name: "MotionTests", dependencies: ["Motion"]),
         .testTarget(name: "CMAFTests", dependencies: ["CMAF"]),
-        .testTarget(name: "MediaIOTests", dependencies: ["MediaIO", "CMAF"]),
-        .testTarget(name: "RecorderTests", dependencies: ["Recorder", "CMAF", "MediaIO", "pushav"]),
-        .testTarget(name: "TransportModelTests", dependencies: ["TransportModel", "Timeline", "Motion"]),
-        .testTarget(name: "TransportStoreTests", dependencies: ["TransportStore", "TransportModel", "Motion"]),
+        .testTarget(name: "MediaIOTests", dependencies: ["MediaIO", "CMAF", "TestSupport"]),
+        .testTarget(name: "RecorderTests", dependencies: ["Recorder", "CMAF", "MediaIO", "pushav", "TestSupport"]),
+        .testTarget(name: "TransportModelTests", dependencies: ["TransportModel", "Timeline", "Motion", "TestSupport"]),
+        .testTarget(name: "TransportStoreTests", dependencies: ["TransportStore", "TransportModel", "Motion", "TestSupport"]),
         .testTarget(
             name: "IngestTests",
             dependencies: [
-                "Ingest", "IngestServer", "CMAF", "Recorder", "MediaIO",
+                "Ingest", "IngestServer", "CMAF", "Recorder", "MediaIO", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

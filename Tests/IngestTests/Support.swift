@@ -4,48 +4,21 @@ import Ingest
 import Logging
 import Recorder
 import Testing
+import TestSupport
 import Synchronization
 import Timeline
 
 /// Scratch directories, free ports, waiting on conditions with deadlines, and running the `pushav` binary.
 enum Fixtures {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let packageRoot = TestPaths.packageRoot
 
     static func scratchDirectory(_ label: String = #function) throws -> URL {
-        let safe = label.filter { $0.isLetter || $0.isNumber }
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("pushav-ingest-\(safe)-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+        try TestPaths.scratchDirectory(label, prefix: "pushav-ingest")
     }
 
-    /// A port nobody listens on right now (bound and released; the tests bind it again immediately).
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw TestFailure("cannot bind a loopback port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    static func freePort() throws -> Int { try LocalPorts.freeTCPPort() }
 
-    static func isListening(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-    }
+    static func isListening(port: Int) -> Bool { LocalPorts.isListening(port: port) }
 
     /// Polls `condition` until it holds; fails the test (and throws) after `timeout`.
     static func waitUntil(_ what: String, timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws {
@@ -57,15 +30,7 @@ enum Fixtures {
     }
 
     /// The `pushav` executable built next to the test bundle.
-    static var pushav: URL {
-        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<3 {
-            let candidate = dir.appendingPathComponent("pushav")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        return packageRoot.appendingPathComponent(".build/debug/pushav")
-    }
+    static var pushav: URL { TestPaths.pushav }
 
     static func sha256(_ bytes: some DataProtocol) -> String {
         SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
@@ -83,15 +48,7 @@ enum Fixtures {
         try await offPool { try runBlocking(executable, arguments) }
     }
 
-    /// The test's environment with a fresh, empty `PUSHAV_STATE_DIR`: each run of `pushav` gets its own session
-    /// ledger (a port reused by a later test must not continue an earlier test's session numbers). A test that
-    /// checks continuation across runs passes `--state-dir`.
-    static func isolatedEnvironment() -> [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["PUSHAV_STATE_DIR"] = FileManager.default.temporaryDirectory
-            .appendingPathComponent("pushav-state-\(UUID().uuidString.prefix(8))").path
-        return environment
-    }
+    static func isolatedEnvironment() -> [String: String] { TestPaths.isolatedEnvironment() }
 
     static func runBlocking(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MediaIO
 
 @Suite struct MediaInputTests {
@@ -22,7 +23,7 @@ import Testing
     /// AVIO interrupt callback, not leave a thread blocked forever. The test cancels only once the socket is
     /// listening (visible in /proc/net/tcp), i.e. while FFmpeg is blocked in accept.
     @Test(.timeLimit(.minutes(1))) func cancellingABlockedNetworkOpenReturnsCancellation() async throws {
-        let port = try Self.freeTCPPort()
+        let port = UInt16(try LocalPorts.freeTCPPort())
         let flag = InterruptFlag()
         let task = Task {
             try await MediaThread.run(name: "test-open", interrupt: flag) {
@@ -38,21 +39,6 @@ import Testing
         let result = await task.result
         #expect(throws: CancellationError.self) { try result.get() }
         #expect(!Self.isListening(port: port), "the listening socket must be closed after cancellation")
-    }
-
-    static func freeTCPPort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        try #require(bound)
-        return UInt16(bigEndian: address.sin_port)
     }
 
     /// Whether some socket listens on 127.0.0.1:`port` (state 0A in /proc/net/tcp).

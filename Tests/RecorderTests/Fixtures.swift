@@ -1,35 +1,19 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Locations the tests share: the bundled test media, the built `pushav` binary, scratch directories.
 enum Fixtures {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    static let testMedia = packageRoot.appendingPathComponent("TestMedia")
+    static let packageRoot = TestPaths.packageRoot
+    static let testMedia = TestPaths.testMedia
 
-    static func media(_ name: String) -> URL { testMedia.appendingPathComponent(name) }
+    static func media(_ name: String) -> URL { TestPaths.media(name) }
 
     /// The `pushav` executable built next to the test bundle (the test target depends on it).
-    static var pushav: URL {
-        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var dir = runner.deletingLastPathComponent()
-        // swift test runs `<build>/debug/PushAVRecorderPackageTests.xctest`; on some hosts the runner sits deeper.
-        for _ in 0..<3 {
-            let candidate = dir.appendingPathComponent("pushav")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        return packageRoot.appendingPathComponent(".build/debug/pushav")
-    }
+    static var pushav: URL { TestPaths.pushav }
 
     /// A new empty directory, removed by the caller's `defer`.
-    static func scratchDirectory(_ label: String = #function) throws -> URL {
-        let safe = label.filter { $0.isLetter || $0.isNumber }
-        let url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("pushav-tests-\(safe)-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
+    static func scratchDirectory(_ label: String = #function) throws -> URL { try TestPaths.scratchDirectory(label) }
 }
 
 /// The result of running the `pushav` binary.
@@ -45,11 +29,7 @@ enum PushAVBinary {
         let process = Process()
         process.executableURL = Fixtures.pushav
         process.arguments = arguments
-        // A fresh session ledger per run (see `SessionLedger`): tests never share session numbers through it.
-        var environment = ProcessInfo.processInfo.environment
-        environment["PUSHAV_STATE_DIR"] = FileManager.default.temporaryDirectory
-            .appendingPathComponent("pushav-state-\(UUID().uuidString.prefix(8))").path
-        process.environment = environment
+        process.environment = TestPaths.isolatedEnvironment()
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

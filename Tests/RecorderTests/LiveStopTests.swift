@@ -1,6 +1,7 @@
 import CMAF
 import Foundation
 import Testing
+import TestSupport
 
 /// Ctrl-C / SIGTERM on `pushav record` reading a live RTSP camera (rtsp-server-perl fed by ffmpeg in real time): the
 /// only way such a recording ends. The first signal closes the open clip at the last frame read, flushes the muxers,

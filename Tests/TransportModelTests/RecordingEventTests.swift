@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import TransportModel
 
 /// The Begin/End contract between the server and the recorder. The timing sequences of TC-PAVST-2.12/2.13 need the

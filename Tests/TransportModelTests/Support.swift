@@ -2,6 +2,7 @@ import Foundation
 import Motion
 import Synchronization
 import Testing
+import TestSupport
 @testable import TransportModel
 
 // Fixtures shaped after the certification harness (TC_PAVSTTestBase): a TLS endpoint per fabric, a 4000 ms
@@ -13,23 +14,6 @@ let tlsEndpointID: UInt16 = 1
 let videoStreamID: UInt16 = 10
 let audioStreamID: UInt16 = 20
 let ingestURL = "https://localhost:1234/streams/1/"
-
-/// A wall clock tests move by hand; `sleep` jumps straight to the deadline, so timers run without waiting.
-final class ManualClock: TransportClock {
-    private let current: Mutex<Date>
-
-    init(_ start: Date = Date(timeIntervalSince1970: 1_750_000_000)) { current = Mutex(start) }
-
-    func now() -> Date { current.withLock { $0 } }
-
-    func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
-
-    func sleep(until deadline: Date) async throws {
-        try Task.checkCancellation()
-        current.withLock { $0 = max($0, deadline) }
-        await Task.yield()
-    }
-}
 
 /// The uploader's answer to "segments waiting?", switchable per test.
 final class UploadQueueProbe: Sendable {

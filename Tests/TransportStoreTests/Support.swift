@@ -2,27 +2,12 @@ import Foundation
 import Motion
 import Synchronization
 import Testing
+import TestSupport
 import TransportModel
 import TransportStore
 
 let fabric1: FabricIndex = 1
 let fabric2: FabricIndex = 2
-
-/// A wall clock moved by hand, shared across "restarts" the way the real clock is.
-final class ManualClock: TransportClock {
-    private let current: Mutex<Date>
-
-    init(_ start: Date = Date(timeIntervalSince1970: 1_750_000_000)) { current = Mutex(start) }
-
-    func now() -> Date { current.withLock { $0 } }
-
-    func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
-
-    func sleep(until deadline: Date) async throws {
-        try Task.checkCancellation()
-        current.withLock { $0 = max($0, deadline) }
-    }
-}
 
 /// A fresh directory under the system temp dir, removed when the test's closure returns.
 func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async rethrows -> T {

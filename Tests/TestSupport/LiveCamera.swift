@@ -6,12 +6,12 @@ import Foundation
 /// ``start(media:logDirectory:path:timeout:)`` returns once a client can read the stream (ffprobe sees its video);
 /// ``stop()`` (or deinit) kills both processes. Logs of both go to `logDirectory` for failure messages.
 /// Needs `rtsp-server-perl` (its RTSP::Server module) and `ffmpeg` (Scripts/setup installs both).
-final class LiveCamera: @unchecked Sendable {  // immutable after start; stop() is idempotent
+public final class LiveCamera: @unchecked Sendable {  // immutable after start; stop() is idempotent
     /// `rtsp://127.0.0.1:<port>/<path>` for clients (PLAY).
-    let url: String
+    public let url: String
     /// Where the publisher sends the stream (ANNOUNCE/RECORD).
-    let publishURL: String
-    let logDirectory: URL
+    public let publishURL: String
+    public let logDirectory: URL
     private let server: ChildProcess
     private let publisher: ChildProcess
 
@@ -23,7 +23,7 @@ final class LiveCamera: @unchecked Sendable {  // immutable after start; stop() 
         self.publisher = publisher
     }
 
-    static func start(media: URL, logDirectory: URL, path: String = "cam", timeout: Duration = .seconds(60)) async throws -> LiveCamera {
+    public static func start(media: URL, logDirectory: URL, path: String = "cam", timeout: Duration = .seconds(60)) async throws -> LiveCamera {
         try FileManager.default.createDirectory(at: logDirectory, withIntermediateDirectories: true)
         let clientPort = try LocalPorts.freeTCPPort()
         let sourcePort = try LocalPorts.freeTCPPort(excluding: [clientPort])
@@ -69,7 +69,7 @@ final class LiveCamera: @unchecked Sendable {  // immutable after start; stop() 
     }
 
     /// What the server and the publisher logged, for failure messages.
-    var logs: String { Self.logs(in: logDirectory) }
+    public var logs: String { Self.logs(in: logDirectory) }
 
     private static func logs(in directory: URL) -> String {
         ["rtsp-server.log", "publisher.log"].map {
@@ -78,7 +78,7 @@ final class LiveCamera: @unchecked Sendable {  // immutable after start; stop() 
     }
 
     /// Kills the publisher and the server and waits for both.
-    func stop() {
+    public func stop() {
         publisher.kill()
         server.kill()
     }
@@ -98,16 +98,16 @@ final class LiveCamera: @unchecked Sendable {  // immutable after start; stop() 
     }
 }
 
-struct LiveCameraError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct LiveCameraError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// A child process whose stdout and stderr go to a log file; killed (and reaped) on demand.
-final class ChildProcess: @unchecked Sendable {  // Process is thread-safe for what is used here
-    let process: Process
-    let name: String
-    let log: URL
+public final class ChildProcess: @unchecked Sendable {  // Process is thread-safe for what is used here
+    public let process: Process
+    public let name: String
+    public let log: URL
 
     private init(process: Process, name: String, log: URL) {
         self.process = process
@@ -115,7 +115,7 @@ final class ChildProcess: @unchecked Sendable {  // Process is thread-safe for w
         self.log = log
     }
 
-    static func start(_ executable: String, _ arguments: [String], log: URL) throws -> ChildProcess {
+    public static func start(_ executable: String, _ arguments: [String], log: URL) throws -> ChildProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -129,17 +129,17 @@ final class ChildProcess: @unchecked Sendable {  // Process is thread-safe for w
         return ChildProcess(process: process, name: URL(fileURLWithPath: executable).lastPathComponent, log: log)
     }
 
-    var pid: Int32 { process.processIdentifier }
-    var isRunning: Bool { process.isRunning }
-    var status: Int32 { process.isRunning ? -1 : process.terminationStatus }
+    public var pid: Int32 { process.processIdentifier }
+    public var isRunning: Bool { process.isRunning }
+    public var status: Int32 { process.isRunning ? -1 : process.terminationStatus }
     /// True when it exited by itself (`status` is the exit code), false when a signal ended it.
-    var exitedNormally: Bool { !process.isRunning && process.terminationReason == .exit }
-    var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+    public var exitedNormally: Bool { !process.isRunning && process.terminationReason == .exit }
+    public var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
-    func signal(_ number: Int32) { if process.isRunning { Foundation.kill(process.processIdentifier, number) } }
+    public func signal(_ number: Int32) { if process.isRunning { Foundation.kill(process.processIdentifier, number) } }
 
     /// Waits until it exits; false if it is still running after `timeout`.
-    func waitForExit(timeout: Duration) async throws -> Bool {
+    public func waitForExit(timeout: Duration) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             guard ContinuousClock.now < deadline else { return false }
@@ -149,13 +149,13 @@ final class ChildProcess: @unchecked Sendable {  // Process is thread-safe for w
     }
 
     /// SIGKILL and reap; nothing to do if it already exited.
-    func kill() {
+    public func kill() {
         signal(SIGKILL)
         process.waitUntilExit()
     }
 
     /// Runs a short command to completion off the cooperative pool and returns its stdout (stderr is dropped).
-    static func output(_ executable: String, _ arguments: [String]) async throws -> String {
+    public static func output(_ executable: String, _ arguments: [String]) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
                 continuation.resume(with: Result {
@@ -176,61 +176,3 @@ final class ChildProcess: @unchecked Sendable {  // Process is thread-safe for w
     }
 }
 
-/// Loopback ports nobody uses right now (bound and released; the caller binds them again right away).
-enum LocalPorts {
-    static func freeTCPPort(excluding: Set<Int> = []) throws -> Int {
-        for _ in 0..<20 {
-            let port = try bindEphemeral(type: SOCK_STREAM)
-            if !excluding.contains(port) { return port }
-        }
-        throw LiveCameraError("no free TCP port")
-    }
-
-    /// The first of `count` consecutive UDP ports (an even one, as RTP wants) that are all free.
-    static func freeUDPRange(count: Int) throws -> Int {
-        for _ in 0..<50 {
-            let base = try bindEphemeral(type: SOCK_DGRAM) & ~1
-            guard base + count < 65536 else { continue }
-            if (base..<(base + count)).allSatisfy({ canBind(port: $0, type: SOCK_DGRAM) }) { return base }
-        }
-        throw LiveCameraError("no \(count) consecutive free UDP ports")
-    }
-
-    static func isListening(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = loopback(port: port)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-    }
-
-    private static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return address
-    }
-
-    private static func bindEphemeral(type: __socket_type) throws -> Int {
-        let fd = socket(AF_INET, Int32(type.rawValue), 0)
-        defer { close(fd) }
-        var address = loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw LiveCameraError("cannot bind a loopback port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    private static func canBind(port: Int, type: __socket_type) -> Bool {
-        let fd = socket(AF_INET, Int32(type.rawValue), 0)
-        defer { close(fd) }
-        var address = loopback(port: port)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-    }
-}
