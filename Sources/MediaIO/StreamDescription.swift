@@ -41,6 +41,9 @@ public struct TimeBase: Sendable, Codable, Equatable, CustomStringConvertible {
         return MediaTime(value: ticks * Int64(num), timescale: den)
     }
 
+    /// Ticks per second (den / num).
+    public var ticksPerSecond: Double { Double(den) / Double(num) }
+
     /// The tick on this time base nearest to `time`.
     public func ticks(_ time: MediaTime) -> Int64 {
         av_rescale_q_rnd(time.value, AVRational(num: 1, den: time.timescale), rational, AV_ROUND_NEAR_INF)

@@ -17,6 +17,9 @@ public protocol TrackConditioner: AnyObject {
     func drain(emit: (Packet) throws -> Void) throws
     /// Whether a conditioned packet can start a segment (a real IDR for video; every packet for audio).
     func isRandomAccess(_ packet: Packet) -> Bool
+    /// Packets or decoded frames dropped on the way: data a bitstream filter rejects as invalid, frames a transcoder
+    /// cannot encode (a presentation time that does not increase).
+    var droppedPackets: Int { get }
 }
 
 /// Codecs a CMAF track carries as they are (our `hvc1`/`avc1` sample entries, `mp4a`, `Opus`).
@@ -30,6 +33,7 @@ public enum CMAFCodecSupport {
 final class PassthroughConditioner: TrackConditioner {
     let kind: MediaKind
     let transcodes = false
+    var droppedPackets: Int { adts?.rejectedPackets ?? 0 }
     let timeBase: TimeBase
     private let input: CodecParameters
     private var adts: BitstreamFilter?

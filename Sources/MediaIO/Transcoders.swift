@@ -14,6 +14,7 @@ final class VideoTranscoder: TrackConditioner {
     private let keyframeInterval: MediaTime
     private var nextForcedKeyframe: MediaTime?
     private var lastPts: Int64?
+    private(set) var droppedPackets = 0
     let timeBase = TimeBase(num: 1, den: 90000)
 
     init(stream: StreamDescription, parameters: UnsafePointer<AVCodecParameters>, keyframeInterval: MediaTime) throws {
@@ -60,7 +61,10 @@ final class VideoTranscoder: TrackConditioner {
         guard let ts = frame.bestEffortTimestamp else { return }
         let time = decoder.timeBase.time(ts)
         let pts = timeBase.ticks(time)
-        if let lastPts, pts <= lastPts { return }  // a duplicate or backwards timestamp cannot be encoded
+        if let lastPts, pts <= lastPts {  // a duplicate or backwards timestamp cannot be encoded
+            droppedPackets += 1
+            return
+        }
         lastPts = pts
         try converter.convert(frame, into: converted)
         converted.pointer.pointee.pts = pts
@@ -86,6 +90,7 @@ final class AudioTranscoder: TrackConditioner {
     private let scratch: Frame
     private let encoderFrame: Frame
     private var nextPts: Int64?
+    let droppedPackets = 0  // samples are re-timed by count, so none is ever refused
     let timeBase: TimeBase
 
     init(stream: StreamDescription, parameters: UnsafePointer<AVCodecParameters>) throws {

@@ -71,6 +71,10 @@ struct ContinuousRecordingTests {
         options.includeAudio = c.audio
         let report = try await Recorder.recordContinuous(input: Fixtures.media(c.media).path, options: options)
         try #require(report.sessions.count == 1)
+        // A clean file needs no repair: every packet is passed on with the timestamps it came with.
+        #expect(report.input.damage.droppedPackets == 0 && report.input.damage.repairedTimestamps == 0,
+                "\(report.input.damage)")
+        #expect(report.sessions[0].tracks.allSatisfy { $0.droppedPackets == nil && $0.repairedTimestamps == nil })
         let session = out.appendingPathComponent("session_1")
         let video = try WrittenTrack(directory: session, track: "video")
         let frame = 1 / truth.videoFps

@@ -37,6 +37,8 @@ struct CommandResult {
     var status: Int32
     var stdout: String
     var stderr: String
+    /// The signal that killed the process (a Swift trap is SIGILL), nil when it exited.
+    var terminatedBySignal: Int32? = nil
 }
 
 enum PushAVBinary {
@@ -65,7 +67,8 @@ enum PushAVBinary {
         }
         process.waitUntilExit()
         return CommandResult(status: process.terminationStatus, stdout: String(decoding: outData.data, as: UTF8.self),
-                             stderr: String(decoding: errData.data, as: UTF8.self))
+                             stderr: String(decoding: errData.data, as: UTF8.self),
+                             terminatedBySignal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil)
     }
 
     private final class DataBox: @unchecked Sendable {  // written by one queue, read after group.wait
