@@ -26,8 +26,10 @@ final class VideoTranscoder: TrackConditioner {
         let width = stream.width ?? 0, height = stream.height ?? 0
         guard width > 0, height > 0 else { throw MediaError("video stream \(stream.index) has no picture size") }
         converter = PixelConverter(width: width, height: height, format: AV_PIX_FMT_YUV420P)
-        let fps = stream.frameRate ?? 25
-        let gop = max(1, Int((keyframeInterval.seconds * fps).rounded()))
+        // StreamDescription only passes plausible frame rates; the clamp keeps x264's keyint in range regardless.
+        let fps = stream.frameRate.map { min(max($0, StreamDescription.plausibleFrameRates.lowerBound),
+                                             StreamDescription.plausibleFrameRates.upperBound) } ?? 25
+        let gop = Int(min(max((keyframeInterval.seconds * fps).rounded(), 1), 100_000))
         let rate = av_d2q(fps, 100_000)
         let tb = timeBase.rational
         encoder = try Encoder(
@@ -72,7 +74,9 @@ final class VideoTranscoder: TrackConditioner {
         if nextForcedKeyframe == nil || time >= nextForcedKeyframe! {
             converted.pointer.pointee.pict_type = AV_PICTURE_TYPE_I
             var next = nextForcedKeyframe ?? time
-            while next <= time { next = next + keyframeInterval }
+            var steps = 0
+            while next <= time && steps < 1000 { next = next + keyframeInterval; steps += 1 }
+            if next <= time { next = time + keyframeInterval }  // a jump far ahead: count boundaries from here
             nextForcedKeyframe = next
         }
         try encoder.encode(converted, emit: emit)

@@ -234,6 +234,9 @@ struct MotionAnalysis {
 
     init(input: MediaInput, options: RecordingOptions) throws {
         guard let v = input.video, let w = v.width, let h = v.height else { throw MediaError("no video size") }
+        // The analysis plane keeps at least 8 pixels a side; a picture narrower than that (a damaged header) has
+        // nothing to analyse, and the detector and the sampler would disagree on the plane's size.
+        guard w >= 8, h >= 8 else { throw MediaError("video picture \(w)x\(h) is too small to analyse for motion") }
         var config = MotionDetectorConfiguration(sourceWidth: w, sourceHeight: h, sensitivity: options.reportSensitivity,
                                                  zones: options.zones)
         let size = MotionDetectorConfiguration.analysisSize(sourceWidth: w, sourceHeight: h, longSide: options.analysisWidth)

@@ -6,6 +6,30 @@ import Testing
 /// on disk afterwards is valid CMAF.
 @Suite("Hostile input", .serialized)
 struct HostileInputTests {
+    /// An AVI whose video stream header claims 10⁹ frames per second (strh rate 1 000 000 000, scale 1). Computing
+    /// the transcoder's GOP length from it used to trap (`Int32(gop)`, signal 4).
+    @Test func aviWithAnAbsurdFrameRateIsRecordedWithoutATrap() throws {
+        let dir = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var avi = [UInt8](try Data(contentsOf: Fixtures.media("d_mpeg4_mp3.avi")))
+        let strh = try #require(Self.find(Array("strh".utf8), in: avi))
+        #expect(Array(avi[strh + 8..<strh + 12]) == Array("vids".utf8))
+        Self.putLittleEndian(1, at: strh + 8 + 20, in: &avi)  // dwScale
+        Self.putLittleEndian(1_000_000_000, at: strh + 8 + 24, in: &avi)  // dwRate
+        let input = dir.appendingPathComponent("absurd-rate.avi")
+        try Data(avi).write(to: input)
+        let out = dir.appendingPathComponent("out")
+
+        let result = try PushAVBinary.run(["record", input.path, "--out", out.path, "--trigger", "continuous"])
+        #expect(result.terminatedBySignal == nil, "pushav crashed: \(result.stderr)")
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let report = try Self.report(out)
+        // The header's rate is not believed: the report does not echo it.
+        #expect(report.input?["video"]?["frameRate"] == nil)
+        try Self.expectValidSessions(out)
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("session_1/video/segment_1001.m4s").path))
+    }
+
     /// MPEG-TS with damaged PES timestamps: a DTS going backwards, a duplicate, a PTS before its DTS, an absurd jump
     /// and an outlier far back. It used to end the recording at the first one (`write video sample: Invalid
     /// argument`), leaving session_1 with init segments only; now every glitch is dropped or repaired and counted.
