@@ -42,10 +42,12 @@ final class PassthroughConditioner: TrackConditioner {
     private var decided = false
     private let probe: RandomAccessProbe
 
-    init(stream: StreamDescription, parameters: UnsafePointer<AVCodecParameters>) throws {
+    /// `bitRate`: the stream's bit rate where its parameters do not say (written to the CMAF header's btrt box).
+    init(stream: StreamDescription, parameters: UnsafePointer<AVCodecParameters>, bitRate: Int64?) throws {
         kind = stream.kind
         timeBase = stream.timeBase
         input = try CodecParameters(copying: parameters)
+        if input.pointer.pointee.bit_rate <= 0, let bitRate { input.pointer.pointee.bit_rate = bitRate }
         probe = RandomAccessProbe(parameters: input)
     }
 
@@ -94,11 +96,25 @@ extension MediaInput {
     public func conditioner(for stream: StreamDescription, keyframeInterval: MediaTime) throws -> any TrackConditioner {
         let par = parameters(of: stream.index)
         if CMAFCodecSupport.isPassthrough(codec: stream.codec) {
-            return try PassthroughConditioner(stream: stream, parameters: par)
+            return try PassthroughConditioner(stream: stream, parameters: par, bitRate: estimatedBitRate(of: stream))
         }
         switch stream.kind {
-        case .video: return try VideoTranscoder(stream: stream, parameters: par, keyframeInterval: keyframeInterval)
+        case .video:
+            return try VideoTranscoder(stream: stream, parameters: par, keyframeInterval: keyframeInterval,
+                                       sourceBitRate: estimatedBitRate(of: stream))
         case .audio: return try AudioTranscoder(stream: stream, parameters: par)
         }
+    }
+
+    /// A stream's bit rate: its own if the container or codec declares one, else (a file) the container's average
+    /// less what the other recorded stream declares. Nil for a live input that declares nothing; a damaged header's
+    /// absurd value (beyond 1 Gbit/s) counts as unknown.
+    func estimatedBitRate(of stream: StreamDescription) -> Int64? {
+        let plausible: ClosedRange<Int64> = 1000...1_000_000_000
+        if let own = stream.bitRate, plausible.contains(own) { return own }
+        guard let total = bitRate, plausible.contains(total) else { return nil }
+        let other = [video, audio].compactMap { $0 }.filter { $0.index != stream.index }.compactMap(\.bitRate)
+            .filter { plausible.contains($0) }.reduce(0, +)
+        return total - other >= plausible.lowerBound ? total - other : nil
     }
 }

@@ -17,7 +17,13 @@ final class VideoTranscoder: TrackConditioner {
     private(set) var droppedPackets = 0
     let timeBase = TimeBase(num: 1, den: 90000)
 
-    init(stream: StreamDescription, parameters: UnsafePointer<AVCodecParameters>, keyframeInterval: MediaTime) throws {
+    /// The encoder's bit rate cap (VBV maximum rate), also declared in the output parameters for the btrt box.
+    private let maxBitRate: Int64
+
+    init(
+        stream: StreamDescription, parameters: UnsafePointer<AVCodecParameters>, keyframeInterval: MediaTime,
+        sourceBitRate: Int64?
+    ) throws {
         let input = try CodecParameters(copying: parameters)
         decoder = try Decoder(parameters: input, timeBase: stream.timeBase)
         decoded = try Frame()
@@ -32,6 +38,10 @@ final class VideoTranscoder: TrackConditioner {
         let gop = Int(min(max((keyframeInterval.seconds * fps).rounded(), 1), 100_000))
         let rate = av_d2q(fps, 100_000)
         let tb = timeBase.rational
+        // Quality-driven (CRF), capped at the source's bit rate (else 0.1 bit per pixel per frame), so the header can
+        // declare a maximum the track keeps to.
+        let cap = min(max(sourceBitRate ?? Int64(Double(width * height) * fps * 0.1), 200_000), 50_000_000)
+        maxBitRate = cap
         encoder = try Encoder(
             name: "libx264",
             options: ["preset": "veryfast", "forced-idr": "1", "x264-params": "scenecut=0:keyint=\(gop):min-keyint=\(gop)"]
@@ -43,10 +53,16 @@ final class VideoTranscoder: TrackConditioner {
             ctx.pointee.framerate = rate
             ctx.pointee.max_b_frames = 0  // lowest latency; a camera sidecar gains nothing from B-frames
             ctx.pointee.gop_size = Int32(gop)
+            ctx.pointee.rc_max_rate = cap
+            ctx.pointee.rc_buffer_size = Int32(cap)  // one second of the maximum rate
         }
     }
 
-    func outputParameters() throws -> CodecParameters { try CodecParameters(from: encoder.context) }
+    func outputParameters() throws -> CodecParameters {
+        let parameters = try CodecParameters(from: encoder.context)
+        if parameters.pointer.pointee.bit_rate <= 0 { parameters.pointer.pointee.bit_rate = maxBitRate }
+        return parameters
+    }
 
     func push(_ packet: Packet, emit: (Packet) throws -> Void) throws {
         try decoder.decode(packet, into: decoded) { try encode($0, emit: emit) }
