@@ -42,10 +42,11 @@ struct CommandResult {
 }
 
 enum PushAVBinary {
-    /// Runs `pushav` with `arguments` and returns what it printed; a hung process is killed after `timeout` seconds.
-    static func run(_ arguments: [String], timeout: TimeInterval = 120) throws -> CommandResult {
+    /// Runs `pushav` (or `executable`) with `arguments` and returns what it printed; a hung process is killed after
+    /// `timeout` seconds.
+    static func run(_ arguments: [String], timeout: TimeInterval = 120, executable: URL = Fixtures.pushav) throws -> CommandResult {
         let process = Process()
-        process.executableURL = Fixtures.pushav
+        process.executableURL = executable
         process.arguments = arguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
@@ -63,7 +64,7 @@ enum PushAVBinary {
         }
         if group.wait(timeout: .now() + timeout) == .timedOut {
             process.terminate()
-            Issue.record("pushav \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
+            Issue.record("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
         }
         process.waitUntilExit()
         return CommandResult(status: process.terminationStatus, stdout: String(decoding: outData.data, as: UTF8.self),
