@@ -33,13 +33,16 @@ public enum CMAFCodecSupport {
 final class PassthroughConditioner: TrackConditioner {
     let kind: MediaKind
     let transcodes = false
-    var droppedPackets: Int { adts?.rejectedPackets ?? 0 }
+    var droppedPackets: Int { (adts?.rejectedPackets ?? 0) + unusablePackets }
     let timeBase: TimeBase
     private let input: CodecParameters
     private var adts: BitstreamFilter?
     /// The input parameters completed with the AudioSpecificConfig `aac_adtstoasc` derives from the first ADTS header.
     private var reframed: CodecParameters?
     private var decided = false
+    /// AAC that is neither ADTS nor comes with an AudioSpecificConfig: every packet is dropped (and counted).
+    private var lacksConfiguration = false
+    private var unusablePackets = 0
     private let probe: RandomAccessProbe
 
     /// `bitRate`: the stream's bit rate where its parameters do not say (written to the CMAF header's btrt box).
@@ -63,7 +66,14 @@ final class PassthroughConditioner: TrackConditioner {
             let bytes = packet.payload
             if input.codecID == AV_CODEC_ID_AAC, bytes.count > 2, bytes[0] == 0xFF, bytes[1] & 0xF0 == 0xF0 {
                 adts = try BitstreamFilter(name: "aac_adtstoasc", input: input, timeBase: timeBase)
+            } else if input.codecID == AV_CODEC_ID_AAC, input.extradata.isEmpty {
+                // Raw AAC frames without their AudioSpecificConfig (a damaged esds): no decoder could play the track.
+                lacksConfiguration = true
             }
+        }
+        if lacksConfiguration {
+            unusablePackets += 1
+            return
         }
         if let adts { try adts.filter(packet) { try takeConfiguration($0, from: adts); try emit($0) } } else { try emit(packet) }
     }

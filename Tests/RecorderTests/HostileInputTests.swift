@@ -100,6 +100,29 @@ struct HostileInputTests {
         #expect(audio.segments.count == 5)
     }
 
+    /// An MP4 whose `esds` lost its AudioSpecificConfig (one bit of the ES_Descriptor's length cleared): the AAC
+    /// frames cannot be described, so an audio track of them would fail the checker (no codecs string). The audio is
+    /// dropped and counted, and the video recorded.
+    @Test func aacWithoutItsConfigurationIsDroppedAndCounted() throws {
+        let dir = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var mp4 = [UInt8](try Data(contentsOf: Fixtures.media("a_720p30_h264_main.mp4")))
+        let esds = try #require(Self.find(Array("esds".utf8), in: mp4))
+        #expect(Array(mp4[esds + 8..<esds + 11]) == [0x03, 0x80, 0x80])  // ES_Descriptor, 4-byte length
+        mp4[esds + 10] = 0x00  // the length now ends after its second byte: 0
+        let input = dir.appendingPathComponent("no-asc.mp4")
+        try Data(mp4).write(to: input)
+        let out = dir.appendingPathComponent("out")
+
+        let result = try PushAVBinary.run(["record", input.path, "--out", out.path, "--trigger", "continuous"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("input damaged:"), "stdout: \(result.stdout)")
+        let damage = try #require(try Self.report(out).input?["damage"])
+        #expect(((damage["dropped"] as? [String: Int])?["audio.unusable"] ?? 0) > 900, "\(damage)")  // 20 s of AAC
+        try Self.expectValidSessions(out)
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("session_1/audio").path))
+    }
+
     // MARK: - Checks
 
     /// Every session on disk has, per track, its init segment and at least one media segment, and passes our CMAF
