@@ -25,6 +25,9 @@ final class BitstreamFilter {
     /// Parameters of the filtered stream (for aac_adtstoasc: with the AudioSpecificConfig once a packet went through).
     func outputParameters() throws(FFmpegError) -> CodecParameters { try CodecParameters(copying: context.pointee.par_out) }
 
+    /// Packets the filter rejected as invalid data (a damaged ADTS header, …), dropped instead of ending the stream.
+    private(set) var rejectedPackets = 0
+
     /// Filters `packet` (consumed) and hands every output packet to `emit`; pass nil to drain at the end.
     func filter(_ packet: Packet?, emit: (Packet) throws -> Void) throws {
         try FFmpegError.check(av_bsf_send_packet(context, packet?.pointer), "bitstream filter send")
@@ -32,6 +35,10 @@ final class BitstreamFilter {
             let out = try Packet()
             let r = av_bsf_receive_packet(context, out.pointer)
             if r == CFFmpeg_EAGAIN_ERROR() || r == CFFmpeg_AVERROR_EOF() { return }
+            if r == CFFmpeg_AVERROR_INVALIDDATA() {
+                rejectedPackets += 1  // one damaged frame of a live stream must not end the recording
+                continue
+            }
             try FFmpegError.check(r, "bitstream filter receive")
             try emit(out)
         }

@@ -70,6 +70,10 @@ public final class CMAFTrackMuxer {
         defer { av_dict_free(&options) }
         av_dict_set(&options, "movflags", "+cmaf+frag_custom+skip_sidx+skip_trailer+frag_discont", 0)
         av_dict_set(&options, "write_prft", "wallclock", 0)
+        // A btrt box in every sample entry (buffer size, maximum and average bit rate): DASH-IF ingest SHOULD. FFmpeg
+        // still leaves it out when it knows no bit rate at all, so the conditioners fill in the stream's bit rate
+        // where the input declares none (MPEG-TS video, transcoded video).
+        av_dict_set(&options, "write_btrt", "1", 0)
         if kind == .video, let timescale { av_dict_set(&options, "video_track_timescale", "\(timescale)", 0) }
         // We hand the muxer timestamps that already start where they should; it must not shift them again.
         ctx.pointee.avoid_negative_ts = AVFMT_AVOID_NEG_TS_DISABLED

@@ -108,6 +108,9 @@ public final class MediaInput {
         }
     }
 
+    /// The container's overall bit rate (FFmpeg derives it from a file's size and duration), if known.
+    public var bitRate: Int64? { context.pointee.bit_rate > 0 ? context.pointee.bit_rate : nil }
+
     /// Size of the input in bytes, if it is a file.
     public var byteSize: Int64 { context.pointee.pb.map { avio_size($0) } ?? -1 }
 }

@@ -35,11 +35,16 @@ public struct TimeBase: Sendable, Codable, Equatable, CustomStringConvertible {
     var rational: AVRational { AVRational(num: num, den: den) }
     public var description: String { "\(num)/\(den)" }
 
-    /// A tick count on this time base as an exact media time.
+    /// A tick count on this time base as an exact media time (saturating where `ticks × num` leaves Int64: only
+    /// damaged timestamps get there, and they must not trap).
     public func time(_ ticks: Int64) -> MediaTime {
         if num == 1 { return MediaTime(value: ticks, timescale: den) }
-        return MediaTime(value: ticks * Int64(num), timescale: den)
+        let (value, overflow) = ticks.multipliedReportingOverflow(by: Int64(num))
+        return MediaTime(value: overflow ? (ticks < 0 ? Int64.min / 4 : Int64.max / 4) : value, timescale: den)
     }
+
+    /// Ticks per second (den / num).
+    public var ticksPerSecond: Double { Double(den) / Double(num) }
 
     /// The tick on this time base nearest to `time`.
     public func ticks(_ time: MediaTime) -> Int64 {
@@ -48,6 +53,9 @@ public struct TimeBase: Sendable, Codable, Equatable, CustomStringConvertible {
 }
 
 extension StreamDescription {
+    /// Frame rates a real video has (one frame per 100 s … 1000 fps); anything else comes from a damaged header.
+    public static let plausibleFrameRates = 0.01...1000.0
+
     init(stream: UnsafeMutablePointer<AVStream>, index: Int, kind: MediaKind) {
         let par = stream.pointee.codecpar!
         self.index = index
@@ -60,15 +68,18 @@ extension StreamDescription {
         startTime = stream.pointee.start_time == nopts ? nil : av_q2d(stream.pointee.time_base) * Double(stream.pointee.start_time)
         duration = stream.pointee.duration == nopts || stream.pointee.duration <= 0
             ? nil : av_q2d(stream.pointee.time_base) * Double(stream.pointee.duration)
+        // Header fields of a damaged file can hold anything: what no camera produces is treated as unknown, so the
+        // arithmetic built on it (GOP length, frame durations, resampling) stays in range.
         switch kind {
         case .video:
-            width = Int(par.pointee.width)
-            height = Int(par.pointee.height)
+            width = par.pointee.width > 0 ? Int(par.pointee.width) : nil
+            height = par.pointee.height > 0 ? Int(par.pointee.height) : nil
             let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
-            frameRate = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : nil
+            let fps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0
+            frameRate = Self.plausibleFrameRates.contains(fps) ? fps : nil
         case .audio:
-            sampleRate = Int(par.pointee.sample_rate)
-            channels = Int(par.pointee.ch_layout.nb_channels)
+            sampleRate = par.pointee.sample_rate > 0 ? Int(par.pointee.sample_rate) : nil
+            channels = par.pointee.ch_layout.nb_channels > 0 ? Int(par.pointee.ch_layout.nb_channels) : nil
         }
     }
 }

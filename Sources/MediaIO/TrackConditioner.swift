@@ -19,6 +19,9 @@ public protocol TrackConditioner: AnyObject {
     /// What a conditioned packet offers for random access, from its NAL units for video (``AccessPointLookahead``
     /// turns that into "can start a segment"); every audio packet is ``AccessPointKind/closed``.
     func accessPoint(_ packet: Packet) -> AccessPointKind
+    /// Packets or decoded frames dropped on the way: data a bitstream filter rejects as invalid, frames a transcoder
+    /// cannot encode (a presentation time that does not increase).
+    var droppedPackets: Int { get }
 }
 
 /// Codecs a CMAF track carries as they are (our `hvc1`/`avc1` sample entries, `mp4a`, `Opus`).
@@ -32,18 +35,24 @@ public enum CMAFCodecSupport {
 final class PassthroughConditioner: TrackConditioner {
     let kind: MediaKind
     let transcodes = false
+    var droppedPackets: Int { (adts?.rejectedPackets ?? 0) + unusablePackets }
     let timeBase: TimeBase
     private let input: CodecParameters
     private var adts: BitstreamFilter?
     /// The input parameters completed with the AudioSpecificConfig `aac_adtstoasc` derives from the first ADTS header.
     private var reframed: CodecParameters?
     private var decided = false
+    /// AAC that is neither ADTS nor comes with an AudioSpecificConfig: every packet is dropped (and counted).
+    private var lacksConfiguration = false
+    private var unusablePackets = 0
     private let probe: RandomAccessProbe
 
-    init(stream: StreamDescription, parameters: UnsafePointer<AVCodecParameters>) throws {
+    /// `bitRate`: the stream's bit rate where its parameters do not say (written to the CMAF header's btrt box).
+    init(stream: StreamDescription, parameters: UnsafePointer<AVCodecParameters>, bitRate: Int64?) throws {
         kind = stream.kind
         timeBase = stream.timeBase
         input = try CodecParameters(copying: parameters)
+        if input.pointer.pointee.bit_rate <= 0, let bitRate { input.pointer.pointee.bit_rate = bitRate }
         probe = RandomAccessProbe(parameters: input)
     }
 
@@ -59,7 +68,14 @@ final class PassthroughConditioner: TrackConditioner {
             let bytes = packet.payload
             if input.codecID == AV_CODEC_ID_AAC, bytes.count > 2, bytes[0] == 0xFF, bytes[1] & 0xF0 == 0xF0 {
                 adts = try BitstreamFilter(name: "aac_adtstoasc", input: input, timeBase: timeBase)
+            } else if input.codecID == AV_CODEC_ID_AAC, input.extradata.isEmpty {
+                // Raw AAC frames without their AudioSpecificConfig (a damaged esds): no decoder could play the track.
+                lacksConfiguration = true
             }
+        }
+        if lacksConfiguration {
+            unusablePackets += 1
+            return
         }
         if let adts { try adts.filter(packet) { try takeConfiguration($0, from: adts); try emit($0) } } else { try emit(packet) }
     }
@@ -92,11 +108,25 @@ extension MediaInput {
     public func conditioner(for stream: StreamDescription, keyframeInterval: MediaTime) throws -> any TrackConditioner {
         let par = parameters(of: stream.index)
         if CMAFCodecSupport.isPassthrough(codec: stream.codec) {
-            return try PassthroughConditioner(stream: stream, parameters: par)
+            return try PassthroughConditioner(stream: stream, parameters: par, bitRate: estimatedBitRate(of: stream))
         }
         switch stream.kind {
-        case .video: return try VideoTranscoder(stream: stream, parameters: par, keyframeInterval: keyframeInterval)
+        case .video:
+            return try VideoTranscoder(stream: stream, parameters: par, keyframeInterval: keyframeInterval,
+                                       sourceBitRate: estimatedBitRate(of: stream))
         case .audio: return try AudioTranscoder(stream: stream, parameters: par)
         }
+    }
+
+    /// A stream's bit rate: its own if the container or codec declares one, else (a file) the container's average
+    /// less what the other recorded stream declares. Nil for a live input that declares nothing; a damaged header's
+    /// absurd value (beyond 1 Gbit/s) counts as unknown.
+    func estimatedBitRate(of stream: StreamDescription) -> Int64? {
+        let plausible: ClosedRange<Int64> = 1000...1_000_000_000
+        if let own = stream.bitRate, plausible.contains(own) { return own }
+        guard let total = bitRate, plausible.contains(total) else { return nil }
+        let other = [video, audio].compactMap { $0 }.filter { $0.index != stream.index }.compactMap(\.bitRate)
+            .filter { plausible.contains($0) }.reduce(0, +)
+        return total - other >= plausible.lowerBound ? total - other : nil
     }
 }

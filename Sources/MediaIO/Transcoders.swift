@@ -15,9 +15,16 @@ final class VideoTranscoder: TrackConditioner {
     private let keyframeInterval: MediaTime
     private var nextForcedKeyframe: MediaTime?
     private var lastPts: Int64?
+    private(set) var droppedPackets = 0
     let timeBase = TimeBase(num: 1, den: 90000)
 
-    init(stream: StreamDescription, parameters: UnsafePointer<AVCodecParameters>, keyframeInterval: MediaTime) throws {
+    /// The encoder's bit rate cap (VBV maximum rate), also declared in the output parameters for the btrt box.
+    private let maxBitRate: Int64
+
+    init(
+        stream: StreamDescription, parameters: UnsafePointer<AVCodecParameters>, keyframeInterval: MediaTime,
+        sourceBitRate: Int64?
+    ) throws {
         let input = try CodecParameters(copying: parameters)
         decoder = try Decoder(parameters: input, timeBase: stream.timeBase)
         decoded = try Frame()
@@ -26,10 +33,16 @@ final class VideoTranscoder: TrackConditioner {
         let width = stream.width ?? 0, height = stream.height ?? 0
         guard width > 0, height > 0 else { throw MediaError("video stream \(stream.index) has no picture size") }
         converter = PixelConverter(width: width, height: height, format: AV_PIX_FMT_YUV420P)
-        let fps = stream.frameRate ?? 25
-        let gop = max(1, Int((keyframeInterval.seconds * fps).rounded()))
+        // StreamDescription only passes plausible frame rates; the clamp keeps x264's keyint in range regardless.
+        let fps = stream.frameRate.map { min(max($0, StreamDescription.plausibleFrameRates.lowerBound),
+                                             StreamDescription.plausibleFrameRates.upperBound) } ?? 25
+        let gop = Int(min(max((keyframeInterval.seconds * fps).rounded(), 1), 100_000))
         let rate = av_d2q(fps, 100_000)
         let tb = timeBase.rational
+        // Quality-driven (CRF), capped at the source's bit rate (else 0.1 bit per pixel per frame), so the header can
+        // declare a maximum the track keeps to.
+        let cap = min(max(sourceBitRate ?? Int64(Double(width * height) * fps * 0.1), 200_000), 50_000_000)
+        maxBitRate = cap
         encoder = try Encoder(
             name: "libx264",
             options: ["preset": "veryfast", "forced-idr": "1", "x264-params": "scenecut=0:keyint=\(gop):min-keyint=\(gop)"]
@@ -41,10 +54,16 @@ final class VideoTranscoder: TrackConditioner {
             ctx.pointee.framerate = rate
             ctx.pointee.max_b_frames = 0  // lowest latency; a camera sidecar gains nothing from B-frames
             ctx.pointee.gop_size = Int32(gop)
+            ctx.pointee.rc_max_rate = cap
+            ctx.pointee.rc_buffer_size = Int32(cap)  // one second of the maximum rate
         }
     }
 
-    func outputParameters() throws -> CodecParameters { try CodecParameters(from: encoder.context) }
+    func outputParameters() throws -> CodecParameters {
+        let parameters = try CodecParameters(from: encoder.context)
+        if parameters.pointer.pointee.bit_rate <= 0 { parameters.pointer.pointee.bit_rate = maxBitRate }
+        return parameters
+    }
 
     func push(_ packet: Packet, emit: (Packet) throws -> Void) throws {
         try decoder.decode(packet, into: decoded) { try encode($0, emit: emit) }
@@ -61,7 +80,10 @@ final class VideoTranscoder: TrackConditioner {
         guard let ts = frame.bestEffortTimestamp else { return }
         let time = decoder.timeBase.time(ts)
         let pts = timeBase.ticks(time)
-        if let lastPts, pts <= lastPts { return }  // a duplicate or backwards timestamp cannot be encoded
+        if let lastPts, pts <= lastPts {  // a duplicate or backwards timestamp cannot be encoded
+            droppedPackets += 1
+            return
+        }
         lastPts = pts
         try converter.convert(frame, into: converted)
         converted.pointer.pointee.pts = pts
@@ -69,7 +91,9 @@ final class VideoTranscoder: TrackConditioner {
         if nextForcedKeyframe == nil || time >= nextForcedKeyframe! {
             converted.pointer.pointee.pict_type = AV_PICTURE_TYPE_I
             var next = nextForcedKeyframe ?? time
-            while next <= time { next = next + keyframeInterval }
+            var steps = 0
+            while next <= time && steps < 1000 { next = next + keyframeInterval; steps += 1 }
+            if next <= time { next = time + keyframeInterval }  // a jump far ahead: count boundaries from here
             nextForcedKeyframe = next
         }
         try encoder.encode(converted, emit: emit)
@@ -87,6 +111,7 @@ final class AudioTranscoder: TrackConditioner {
     private let scratch: Frame
     private let encoderFrame: Frame
     private var nextPts: Int64?
+    let droppedPackets = 0  // samples are re-timed by count, so none is ever refused
     let timeBase: TimeBase
 
     init(stream: StreamDescription, parameters: UnsafePointer<AVCodecParameters>) throws {

@@ -161,6 +161,41 @@ struct RecordingPipeline {
         var videoPacketsRead = 0
         var lastVideoPacketCorrupt = false
         var lastProgress = ContinuousClock.now
+        // Damaged or glitching timestamps are dropped or repaired here, before anything else sees the packet, so the
+        // analysis, the pre-roll buffer and every muxer agree on one timeline (see TimestampRepair).
+        var videoTimestamps = TimestampRepair<Packet>(ticksPerSecond: videoStream.timeBase.ticksPerSecond)
+        var audioTimestamps = TimestampRepair<Packet>(ticksPerSecond: audioStream?.timeBase.ticksPerSecond ?? 1)
+        var timestampWarnings = Set<String>()
+
+        func note(_ stream: String, dropped: [TimestampRepair<Packet>.Problem], repaired: [TimestampRepair<Packet>.Problem]) {
+            for (what, problem) in dropped.map({ ("dropped a packet", $0) }) + repaired.map({ ("repaired a timestamp", $0) }) {
+                // The first of each kind is a warning; the rest are counted (report.json) and logged at debug level.
+                let first = timestampWarnings.insert("\(stream) \(what) \(problem)").inserted
+                logger.log(level: first ? .warning : .debug, "input \(stream): \(what) (\(problem.rawValue))")
+            }
+        }
+
+        func videoPacket(_ repaired: TimestampRepair<Packet>.Output) throws {
+            let p = repaired.payload
+            (p.pts, p.dts, p.duration) = (repaired.pts, repaired.dts, repaired.duration)
+            note("video", dropped: [], repaired: repaired.repairs)
+            // Buffer first, analyse second: a decision at frame t must find t's own packet in the buffer
+            // (a clip or a continuous session that begins on a keyframe starts at that keyframe).
+            try video.push(p, emit: decideVideo)
+            if analysis != nil {
+                undecoded.append(p)  // already our own reference: the demuxer reuses only `packet`
+                try analyseBuffered()
+            }
+        }
+
+        func audioPacket(_ repaired: TimestampRepair<Packet>.Output) throws {
+            guard let audio else { return }
+            let p = repaired.payload
+            (p.pts, p.dts, p.duration) = (repaired.pts, repaired.dts, repaired.duration)
+            note("audio", dropped: [], repaired: repaired.repairs)
+            try audio.push(p, emit: appendAudio)
+        }
+
         do {
             while true {
                 let more: Bool
@@ -178,15 +213,15 @@ struct RecordingPipeline {
                 if packet.streamIndex == videoStream.index {
                     videoPacketsRead += 1
                     lastVideoPacketCorrupt = packet.isCorrupt
-                    // Buffer first, analyse second: a decision at frame t must find t's own packet in the buffer
-                    // (a clip or a continuous session that begins on a keyframe starts at that keyframe).
-                    try video.push(packet, emit: decideVideo)
-                    if analysis != nil {
-                        undecoded.append(try packet.reference())  // the demuxer reuses `packet`
-                        try analyseBuffered()
-                    }
-                } else if let audio, packet.streamIndex == audioStream?.index {
-                    try audio.push(packet, emit: appendAudio)
+                    let step = videoTimestamps.admit(try packet.reference(), pts: packet.pts, dts: packet.dts,
+                                                     duration: packet.duration)
+                    note("video", dropped: step.dropped, repaired: [])
+                    if let output = step.output { try videoPacket(output) }
+                } else if audio != nil, packet.streamIndex == audioStream?.index {
+                    let step = audioTimestamps.admit(try packet.reference(), pts: packet.pts, dts: packet.dts,
+                                                     duration: packet.duration)
+                    note("audio", dropped: step.dropped, repaired: [])
+                    if let output = step.output { try audioPacket(output) }
                 }
                 trim()
                 if let progress, ContinuousClock.now - lastProgress > .seconds(1) {
@@ -195,6 +230,8 @@ struct RecordingPipeline {
                                                sessions: runners.map(\.sessionCount).reduce(0, +)))
                 }
             }
+            if let output = videoTimestamps.flush() { try videoPacket(output) }
+            if let output = audioTimestamps.flush() { try audioPacket(output) }
             try flushVideo()
             try analyseBuffered()
             if let sampler = analysis?.sampler { try sampler.decode(nil, analysed) }
@@ -223,6 +260,10 @@ struct RecordingPipeline {
         let zero = origin ?? .zero
         for r in runners {
             for var record in r.records {
+                guard !record.tracks.isEmpty else {
+                    logger.warning("session \(record.session) got no media before the input failed; its headers were removed")
+                    continue
+                }
                 record.rebase(to: zero)
                 report.sessions.append(record)
                 options.events?(.sessionFinished(record))
@@ -230,6 +271,12 @@ struct RecordingPipeline {
         }
         report.sessions.sort { ($0.start, $0.session) < ($1.start, $1.session) }
         report.motion = analysis?.intervals(origin: zero) ?? []
+        report.input.damage = .init(video: videoTimestamps, audio: audioTimestamps,
+                                        conditionerDrops: (video.droppedPackets, audio?.droppedPackets ?? 0))
+        let damage = report.input.damage
+        if damage.droppedPackets + damage.repairedTimestamps > 0 {
+            logger.warning("input damaged: \(damage.droppedPackets) packet(s) dropped, \(damage.repairedTimestamps) timestamp(s) repaired")
+        }
         report.preRollBuffer = .init(peakBytes: buffer.peakBytes, peakPackets: buffer.peakPackets,
                                      retention: buffer.retention.seconds, droppedPackets: overflow.packets,
                                      droppedBytes: overflow.bytes, affectedSessions: overflow.sessions.sorted())
@@ -302,6 +349,9 @@ struct MotionAnalysis {
 
     init(input: MediaInput, options: RecordingOptions) throws {
         guard let v = input.video, let w = v.width, let h = v.height else { throw MediaError("no video size") }
+        // The analysis plane keeps at least 8 pixels a side; a picture narrower than that (a damaged header) has
+        // nothing to analyse, and the detector and the sampler would disagree on the plane's size.
+        guard w >= 8, h >= 8 else { throw MediaError("video picture \(w)x\(h) is too small to analyse for motion") }
         var config = MotionDetectorConfiguration(sourceWidth: w, sourceHeight: h, sensitivity: options.reportSensitivity,
                                                  zones: options.zones)
         let size = MotionDetectorConfiguration.analysisSize(sourceWidth: w, sourceHeight: h, longSide: options.analysisWidth)

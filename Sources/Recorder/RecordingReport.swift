@@ -92,6 +92,34 @@ public struct RecordingReport: Codable, Sendable {
         public var duration: Double?
         public var video: StreamFacts?
         public var audio: StreamFacts?
+        /// Packets dropped and timestamps repaired because the input was damaged (all zero for a clean input).
+        public var damage = DamageFacts()
+    }
+
+    /// What ``TimestampRepair`` did to the input, and what a bitstream filter or transcoder could not use, so no loss
+    /// goes unseen.
+    public struct DamageFacts: Codable, Sendable {
+        /// Packets (or decoded frames) dropped: duplicates, a decode time going backwards, no timestamp at all.
+        public var droppedPackets = 0
+        /// Timestamps corrected on packets that were kept (outliers, discontinuities, PTS before DTS, missing ones).
+        public var repairedTimestamps = 0
+        /// The same two counts by reason (`video.decodeTimeNotIncreasing`, `audio.outlier`, `audio.unusable`, …).
+        public var dropped: [String: Int] = [:]
+        public var repaired: [String: Int] = [:]
+
+        public init() {}
+
+        init<P>(video: TimestampRepair<P>, audio: TimestampRepair<P>, conditionerDrops: (video: Int, audio: Int)) {
+            for (stream, repair) in [("video", video), ("audio", audio)] {
+                for (problem, n) in repair.dropped { dropped["\(stream).\(problem.rawValue)"] = n }
+                for (problem, n) in repair.repaired { repaired["\(stream).\(problem.rawValue)"] = n }
+            }
+            // What a bitstream filter rejected or a transcoder could not encode.
+            if conditionerDrops.video > 0 { dropped["video.unusable"] = conditionerDrops.video }
+            if conditionerDrops.audio > 0 { dropped["audio.unusable"] = conditionerDrops.audio }
+            droppedPackets = dropped.values.reduce(0, +)
+            repairedTimestamps = repaired.values.reduce(0, +)
+        }
     }
 
     public struct StreamFacts: Codable, Sendable {
@@ -155,6 +183,10 @@ public struct TrackRecord: Codable, Sendable {
     public var segments: [String]
     /// Each segment's times, read back from its boxes.
     public var segmentDetails: [SegmentRecord]
+    /// Packets this track refused because their decode time did not increase in its timescale (absent when none).
+    public var droppedPackets: Int?
+    /// Segments whose presentation times were shifted to keep the session's composition offset (absent when none).
+    public var repairedTimestamps: Int?
 }
 
 /// One written segment file.

@@ -23,6 +23,12 @@ final class SessionWriter {
     private var pendingAudio: [Packet] = []
     private var audioCuts: [(time: MediaTime, endSegment: Bool)] = []
     private var videoDecodeFrontier: MediaTime
+    /// PTS − DTS of the session's first keyframe, the shift that keeps later segments at it, and the earliest PTS
+    /// the open segment may present (see ``keepCompositionOffset(_:startsSegment:)``).
+    private var sessionCompositionOffset: Int64?
+    private var compositionShift: Int64 = 0
+    private var segmentPresentationFloor: Int64 = 0
+    private var compositionRepairs = 0
     /// End of the latest-presented video frame, session-relative, video muxer ticks.
     private var videoEndTicks: Int64 = 0
     private var clip: ClipSink?
@@ -57,18 +63,41 @@ final class SessionWriter {
     /// Writes a video packet; the first one must be a random-access packet at ``start``.
     func writeVideo(_ packet: Packet, isRandomAccess: Bool) throws {
         var t = video.rebased(packet)
+        guard video.admits(&t) else { return }
         if t.duration <= 0 { t.duration = videoFrameDuration }
         let presentation = start + video.muxer.timeBase.time(t.pts)
-        switch planner.place(presentationTime: presentation, isRandomAccess: isRandomAccess) {
+        let startsSession = planner.segmentStart == nil
+        let placement = planner.place(presentationTime: presentation, isRandomAccess: isRandomAccess)
+        switch placement {
         case .none: break
         case .chunk: try cut(at: presentation, endSegment: false)
         case .segment: try cut(at: presentation, endSegment: true)
         }
+        keepCompositionOffset(&t, startsSegment: startsSession || placement == .segment)
         try video.write(packet, pts: t.pts, dts: t.dts, duration: t.duration)
         try clip?.add(packet, kind: .video, timing: t, timeBase: video.muxer.timeBase, writer: self)
         videoEndTicks = max(videoEndTicks, t.pts + t.duration)
         videoDecodeFrontier = max(videoDecodeFrontier, start + video.muxer.timeBase.time(t.dts))
         try writeAudio(before: videoDecodeFrontier)
+    }
+
+    /// CMAF wants every segment to start presenting at its tfdt (item 18), and FFmpeg writes composition offsets
+    /// relative to the session's first sample. So each segment's first keyframe must have the PTS − DTS distance the
+    /// session's first one had. A clean stream always does; one whose composition offsets are damaged (a cut `ctts`
+    /// table, an encoder that changed its reorder delay) gets the segment's presentation times shifted to match,
+    /// and no frame of the segment is presented before its keyframe. Each shift is counted.
+    private func keepCompositionOffset(_ t: inout (pts: Int64, dts: Int64, duration: Int64), startsSegment: Bool) {
+        if startsSegment {
+            let offset = t.pts - t.dts
+            if sessionCompositionOffset == nil { sessionCompositionOffset = offset }
+            let shift = sessionCompositionOffset! - offset
+            if shift != compositionShift { compositionRepairs += 1 }
+            compositionShift = shift
+            t.pts += shift
+            segmentPresentationFloor = t.pts
+        } else if compositionShift != 0 || t.pts < segmentPresentationFloor {
+            t.pts = max(t.pts + compositionShift, segmentPresentationFloor, t.dts)
+        }
     }
 
     /// Queues an audio packet (conditioned, on the audio conditioner's time base).
@@ -89,7 +118,17 @@ final class SessionWriter {
         try video.cut(endSegment: true, final: true)
         try audio?.cut(endSegment: true, final: true)
         try clip?.finish(writer: self)
+        if video.segments.isEmpty {
+            // Not one video frame reached the muxer (the input failed first): headers without media are no session,
+            // so nothing of it stays on disk, and the record has no track.
+            for path in [layout.sessionPath, layout.clipPath] where FileManager.default.fileExists(atPath: layout.url(path).path) {
+                try FileManager.default.removeItem(at: layout.url(path))
+            }
+            return SessionRecord(session: layout.session, start: start.seconds, end: start.seconds, duration: 0,
+                                 endReason: reason, clip: nil, tracks: [])
+        }
         var tracks = [try trackRecord(video)]
+        if compositionRepairs > 0 { tracks[0].repairedTimestamps = compositionRepairs }
         if let audio { tracks.append(try trackRecord(audio)) }
         return SessionRecord(
             session: layout.session, start: start.seconds, end: sessionEnd.seconds,
@@ -106,7 +145,7 @@ final class SessionWriter {
 
     private func writeAudio(before limit: MediaTime) throws {
         guard let source = audioSource, !pendingAudio.isEmpty else { return }
-        var written = 0
+        var consumed = 0
         for packet in pendingAudio {
             guard let pts = packet.pts, source.timeBase.time(pts) < limit else { break }
             let track = try audioTrack(source)
@@ -114,13 +153,14 @@ final class SessionWriter {
                 try track.cut(endSegment: next.endSegment)
                 audioCuts.removeFirst()
             }
+            consumed += 1
             var t = track.rebased(packet)
+            guard track.admits(&t) else { continue }
             if t.duration <= 0 { t.duration = track.audioFrameTicks }
             try track.write(packet, pts: t.pts, dts: t.dts, duration: t.duration)
             try clip?.add(packet, kind: .audio, timing: t, timeBase: track.muxer.timeBase, writer: self)
-            written += 1
         }
-        pendingAudio.removeFirst(written)
+        pendingAudio.removeFirst(consumed)
     }
 
     /// The audio track is created with its first packet: ADTS re-framing only knows the AudioSpecificConfig then.
@@ -148,7 +188,8 @@ final class SessionWriter {
             name: layout.trackName(track.role), kind: track.role, codec: track.header.codecString ?? track.sourceCodec,
             sourceCodec: track.sourceCodec, transcoded: track.transcoded, timescale: track.timescale,
             startOffset: Double(track.firstPresentation ?? 0) / scale, init: layout.initPath(track.role),
-            segments: track.segments.map(\.path), segmentDetails: track.segments)
+            segments: track.segments.map(\.path), segmentDetails: track.segments,
+            droppedPackets: track.droppedPackets > 0 ? track.droppedPackets : nil)
     }
 }
 

@@ -25,6 +25,9 @@ final class TrackOutput {
     private var openChunks = 0
     private var openSamples = 0
     private(set) var firstPresentation: Int64?
+    private var lastDecode: Int64?
+    /// Packets refused because their decode time, once converted to this track's timescale, did not increase.
+    private(set) var droppedPackets = 0
     /// The written CMAF header, parsed back: codec string, and the key to parse our own segments.
     let header: CMAFHeader
 
@@ -64,9 +67,22 @@ final class TrackOutput {
         return (convert(pts - originTicks, from, to), convert(dts - originTicks, from, to), convert(packet.duration, from, to))
     }
 
+    /// Whether a packet with these (rebased, muxer-tick) timestamps may be written next; fixes a PTS before the DTS.
+    /// The input's timestamps were repaired already (``TimestampRepair``), but converting them to a coarser timescale
+    /// can still make two decode times equal, and the muxer would refuse the second (and end the recording).
+    func admits(_ t: inout (pts: Int64, dts: Int64, duration: Int64)) -> Bool {
+        if let lastDecode, t.dts <= lastDecode {
+            droppedPackets += 1
+            return false
+        }
+        if t.pts < t.dts { t.pts = t.dts }
+        return true
+    }
+
     /// Writes one packet whose duration is known (`duration` in muxer ticks).
     func write(_ packet: Packet, pts: Int64, dts: Int64, duration: Int64) throws {
         try muxer.write(packet, pts: pts, dts: dts, duration: duration)
+        lastDecode = dts
         openSamples += 1
         if firstPresentation == nil { firstPresentation = pts }
     }

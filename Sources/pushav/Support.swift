@@ -70,6 +70,11 @@ enum ReportFile {
         }
         if let a = input.audio { facts += ", \(a.codec) \(a.sampleRate ?? 0) Hz" }
         lines.append(facts)
+        let damage = input.damage
+        if damage.droppedPackets + damage.repairedTimestamps > 0 {
+            lines.append("input damaged: \(damage.droppedPackets) packet(s) dropped, \(damage.repairedTimestamps) "
+                         + "timestamp(s) repaired (report.json input.damage)")
+        }
         if !report.motion.isEmpty {
             lines.append("motion: " + report.motion.map { String(format: "%.2f–%.2f s", $0.start, $0.end) }.joined(separator: ", "))
         }

@@ -72,6 +72,10 @@ struct ContinuousRecordingTests {
         options.includeAudio = c.audio
         let report = try await Recorder.recordContinuous(input: Fixtures.media(c.media).path, options: options)
         try #require(report.sessions.count == 1)
+        // A clean file needs no repair: every packet is passed on with the timestamps it came with.
+        #expect(report.input.damage.droppedPackets == 0 && report.input.damage.repairedTimestamps == 0,
+                "\(report.input.damage)")
+        #expect(report.sessions[0].tracks.allSatisfy { $0.droppedPackets == nil && $0.repairedTimestamps == nil })
         let session = out.appendingPathComponent("session_1")
         let video = try WrittenTrack(directory: session, track: "video")
         let frame = 1 / truth.videoFps
@@ -147,6 +151,26 @@ struct ContinuousRecordingTests {
             let audioStart = Double(a.startDecodeTime ?? 0) / audio.timescale
             #expect(audioStart >= videoStart - 1e-9 && audioStart < videoStart + audioFrame,
                     "\(a.fileName) starts at \(audioStart) s, video segment at \(videoStart) s")
+        }
+    }
+}
+
+@Suite("Our output against our own checker")
+struct OwnCheckerTests {
+    /// Not even a warning: every sample entry carries a btrt box (DASH-IF ingest SHOULD), whether the track is
+    /// copied from a file that declares its bit rate (MP4), from one that does not (MPEG-TS video), or transcoded.
+    @Test(arguments: ["a_720p30_h264_main.mp4", "b_1080p25_h264_high_bframes.ts", "c_hevc.mp4", "d_mpeg4_mp3.avi"])
+    func recordedTracksPassWithoutWarnings(media: String) async throws {
+        let out = try Fixtures.scratchDirectory(media)
+        defer { try? FileManager.default.removeItem(at: out) }
+        var options = RecordingOptions(output: out)
+        options.segmentDuration = .milliseconds(2000)
+        _ = try await Recorder.recordContinuous(input: Fixtures.media(media).path, options: options)
+        for track in ["video", "audio"] {
+            let written = try WrittenTrack(directory: out.appendingPathComponent("session_1"), track: track)
+            #expect(written.header.sampleEntry?.hasBitRateBox == true, "\(track) sample entry has no btrt")
+            let violations = CMAFConformance(expectations: .init()).check(header: written.headerFile, segments: written.files)
+            #expect(violations.isEmpty, "\(track): \(violations)")
         }
     }
 }

@@ -21,13 +21,16 @@ struct CommandResult {
     var status: Int32
     var stdout: String
     var stderr: String
+    /// The signal that killed the process (a Swift trap is SIGILL), nil when it exited.
+    var terminatedBySignal: Int32? = nil
 }
 
 enum PushAVBinary {
-    /// Runs `pushav` with `arguments` and returns what it printed; a hung process is killed after `timeout` seconds.
-    static func run(_ arguments: [String], timeout: TimeInterval = 120) throws -> CommandResult {
+    /// Runs `pushav` (or `executable`) with `arguments` and returns what it printed; a hung process is killed after
+    /// `timeout` seconds.
+    static func run(_ arguments: [String], timeout: TimeInterval = 120, executable: URL = Fixtures.pushav) throws -> CommandResult {
         let process = Process()
-        process.executableURL = Fixtures.pushav
+        process.executableURL = executable
         process.arguments = arguments
         process.environment = TestPaths.isolatedEnvironment()
         let out = Pipe(), err = Pipe()
@@ -46,11 +49,12 @@ enum PushAVBinary {
         }
         if group.wait(timeout: .now() + timeout) == .timedOut {
             process.terminate()
-            Issue.record("pushav \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
+            Issue.record("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
         }
         process.waitUntilExit()
         return CommandResult(status: process.terminationStatus, stdout: String(decoding: outData.data, as: UTF8.self),
-                             stderr: String(decoding: errData.data, as: UTF8.self))
+                             stderr: String(decoding: errData.data, as: UTF8.self),
+                             terminatedBySignal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil)
     }
 
     private final class DataBox: @unchecked Sendable {  // written by one queue, read after group.wait
