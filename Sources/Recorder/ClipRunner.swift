@@ -60,13 +60,13 @@ final class ClipRunner {
     }
 
     /// A clip that cannot be recorded is never lost silently: a warning now, an entry in report.json later.
-    private func drop(_ begin: ClipBegin, reason: String) {
+    private func drop(_ begin: ClipBegin, reason: String, session: Int? = nil) {
         logger.warning("clip dropped", metadata: [
             "trigger": "\(begin.trigger.rawValue)", "t0": "\(begin.activationTime.seconds)", "reason": "\(reason)",
             "output": "\(policy.output.path)",
         ])
         dropped.append(.init(trigger: begin.activationTime.seconds, triggerType: begin.trigger.rawValue,
-                             output: policy.output.path, reason: reason))
+                             output: policy.output.path, reason: reason, session: session))
     }
 
     private func apply(_ decisions: [ClipDecision], buffer: PreRollBuffer) throws {
@@ -137,7 +137,15 @@ final class ClipRunner {
         var stillClosing: [OpenClip] = []
         for clip in closing {
             if inputEnded || clip.isComplete(hasAudio: settings.hasAudio) {
-                records.append(try clip.finish(inputEnded: inputEnded))
+                let record = try clip.finish(inputEnded: inputEnded)
+                if record.tracks.isEmpty {
+                    // Not one of its video frames reached the muxer: its keyframe was pushed out of a full pre-roll
+                    // buffer, or the input failed first. Its headers are gone; the event is a dropped clip, not a session.
+                    drop(clip.begin, reason: "no frame of the clip could be written (its keyframe was lost from a full pre-roll "
+                         + "buffer, or the input failed first); session \(record.session) was removed", session: record.session)
+                } else {
+                    records.append(record)
+                }
                 logger.info("clip ends", metadata: ["session": "\(clip.writer.layout.session)",
                                                     "reason": "\(clip.end!.reason.rawValue)"])
             } else {

@@ -260,10 +260,6 @@ struct RecordingPipeline {
         let zero = origin ?? .zero
         for r in runners {
             for var record in r.records {
-                guard !record.tracks.isEmpty else {
-                    logger.warning("session \(record.session) got no media before the input failed; its headers were removed")
-                    continue
-                }
                 record.rebase(to: zero)
                 report.sessions.append(record)
                 options.events?(.sessionFinished(record))

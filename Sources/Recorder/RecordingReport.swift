@@ -51,6 +51,9 @@ public struct RecordingReport: Codable, Sendable {
         /// The connection's output directory.
         public var output: String
         public var reason: String
+        /// The session number it had been given, when it was begun and then lost every frame (its headers are removed;
+        /// the number is not used again).
+        public var session: Int? = nil
     }
 
     public struct LongKeyframeIntervals: Codable, Sendable {

@@ -86,7 +86,10 @@ import Testing
         let arrivals = setup.endpoint.arrivals
         #expect(result.status != 0, "\(result.output)")
         #expect(result.output.contains("retry budget spent") && result.output.contains("HTTP 412"), "\(result.output)")
-        #expect(arrivals.filter { $0.path.hasSuffix(".m4s") }.count == budget)
+        // At most one segment PUT per attempt of the budget (an attempt lost to a timeout on a loaded machine never
+        // arrives, so fewer is possible); never a storm.
+        let segmentPUTs = arrivals.filter { $0.path.hasSuffix(".m4s") }.count
+        #expect((1...budget).contains(segmentPUTs), "\(segmentPUTs) segment PUTs")
         #expect(arrivals.count <= 2 * (budget + 1), "\(arrivals.count) PUTs")
     }
 
