@@ -94,10 +94,10 @@ let package = Package(
         // What several test targets share: paths, free ports, the built pushav, child processes, a live RTSP camera,
         // a hand-moved clock.
         .target(name: "TestSupport", dependencies: ["TransportModel"], path: "Tests/TestSupport"),
-        .testTarget(name: "TimelineTests", dependencies: ["Timeline"]),
+        .testTarget(name: "TimelineTests", dependencies: ["Timeline", "TestSupport"]),
         .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "Motion"]),
-        .testTarget(name: "MotionTests", dependencies: ["Motion"]),
-        .testTarget(name: "CMAFTests", dependencies: ["CMAF"]),
+        .testTarget(name: "MotionTests", dependencies: ["Motion", "TestSupport"]),
+        .testTarget(name: "CMAFTests", dependencies: ["CMAF", "TestSupport"]),
         .testTarget(name: "MediaIOTests", dependencies: ["MediaIO", "CMAF", "TestSupport"]),
         .testTarget(name: "RecorderTests", dependencies: ["Recorder", "CMAF", "MediaIO", "pushav", "TestSupport"]),
         .testTarget(name: "TransportModelTests", dependencies: ["TransportModel", "Timeline", "Motion", "TestSupport"]),

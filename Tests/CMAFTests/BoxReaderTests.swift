@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import CMAF
 
 @Suite struct BoxReaderTests {
@@ -112,23 +113,12 @@ import Testing
 
 /// Random truncations and bit flips of valid files must throw or parse, never trap.
 @Suite struct FuzzTests {
-    /// Deterministic so a failure can be reproduced.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9e37_79b9_7f4a_7c15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-            return z ^ (z >> 31)
-        }
-    }
 
     static let seeds: [UInt64] = [1, 2, 3, 4]
 
     @Test(arguments: seeds)
     func corruptedFilesNeverTrap(seed: UInt64) {
-        var random = SplitMix64(state: seed)
+        var random = SeededGenerator(seed: seed)  // deterministic: a failure can be reproduced
         let session = seed.isMultiple(of: 2) ? SessionSpec.video(chunksPerSegment: 2) : hevc(firstPicture: 21, followingPicture: 8)
         let header = session.header.bytes()
         let segment = session.segments[1].bytes()

@@ -1,26 +1,6 @@
 import Foundation
 import Motion
-
-/// SplitMix64: small, fast and the same on every platform, so every test frame is reproducible from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Standard normal by Box–Muller.
-    mutating func gaussian() -> Double {
-        let u1 = Double(next() >> 11) / Double(1 << 53) + 1e-12
-        let u2 = Double(next() >> 11) / Double(1 << 53)
-        return (-2 * log(u1)).squareRoot() * cos(2 * Double.pi * u2)
-    }
-}
+import TestSupport
 
 /// A rectangle drawn over the scene at a given luma.
 struct SceneObject {

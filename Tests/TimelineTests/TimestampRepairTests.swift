@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import Timeline
 
 /// Timestamps of one stream at 100 ticks per second (maxGap 10 s = 1000 ticks), 25 fps: a frame every 4 ticks.
@@ -92,7 +93,7 @@ import Testing
     /// within the limit, and every packet is either passed on or counted as dropped — and nothing traps.
     @Test(arguments: [1, 2, 3, 4, 5])
     func garbageInValidOut(seed: UInt64) {
-        var rng = SplitMix(seed: seed)
+        var rng = SeededGenerator(seed: seed)
         let extremes: [Int64?] = [nil, Int64.min, Int64.max, 0, -1, Int64.max / 2, Int64.min / 2]
         var repair = TimestampRepair<Int>(ticksPerSecond: 90000)
         var outputs: [TimestampRepair<Int>.Output] = []
@@ -124,15 +125,3 @@ import Testing
     }
 }
 
-/// A tiny deterministic generator (SplitMix64), so the garbage is the same on every run.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
