@@ -75,6 +75,10 @@ public final class SegmentUploader: Sendable {
         configuration.httpVersion = .automatic  // HTTP/2 when the server offers it in ALPN
         configuration.timeout = .init(connect: policy.connectTimeout.timeAmount, read: policy.requestTimeout.timeAmount)
         configuration.redirectConfiguration = .follow(max: 3, allowCycles: false)
+        // A refused connection fails the request at once so that our backoff (jittered, capped by
+        // policy.maximumBackoff) paces reconnects. The pool's own connection backoff would stack on top and grow to
+        // a minute after about 30 failures, delaying recovery from a long outage by up to that long.
+        configuration.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         (newTracks, newTracksContinuation) = AsyncStream.makeStream(of: String.self)
         let dimensions = [("connection", endpoint.connection)]

@@ -100,6 +100,30 @@ import Testing
         await server.stop()
     }
 
+    /// A long outage must not delay recovery: once the endpoint is back, the next attempt comes within the uploader's
+    /// own (capped) backoff. AsyncHTTPClient's pool would otherwise add its own connection backoff, which grows to a
+    /// minute after about 30 refused connections.
+    @Test func recoveryAfterALongOutageIsPacedByTheUploadersBackoff() async throws {
+        let setup = try await Setup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        let port = try Fixtures.freePort()
+        let run = try setup.upload(port: port)
+        try run.feed(setup.media.events)
+        try await Fixtures.waitUntil("40 refused attempts", timeout: .seconds(60)) { run.uploader.retryCount >= 40 }
+        let server = try await setup.endpoint.start(pki: setup.pki, port: port)
+        let back = ContinuousClock.now
+        try await Fixtures.waitUntil("a delivery after the endpoint is back", timeout: .seconds(60)) {
+            !setup.endpoint.storedPaths.isEmpty
+        }
+        let waited = ContinuousClock.now - back
+        // fastPolicy caps the backoff at 80 ms; 5 s leaves room for a TLS handshake on a loaded machine.
+        #expect(waited < .seconds(5), "first delivery \(waited) after the endpoint came back")
+        let summary = await run.finish()
+        #expect(summary.failure == nil && summary.complete)
+        expectDelivered(setup.media, under: setup.root)
+        await server.stop()
+    }
+
     @Test func repeatedForbiddenMarksTheConnectionFailedAndKeepsTheData() async throws {
         let setup = try await Setup()
         defer { try? FileManager.default.removeItem(at: setup.directory) }
