@@ -25,13 +25,30 @@ public final class LiveCamera: @unchecked Sendable {  // immutable after start; 
 
     public static func start(media: URL, logDirectory: URL, path: String = "cam", timeout: Duration = .seconds(60)) async throws -> LiveCamera {
         try FileManager.default.createDirectory(at: logDirectory, withIntermediateDirectories: true)
+        let deadline = ContinuousClock.now + timeout
+        // Free ports are probed, then bound by other processes a moment later: another test can win the race. An
+        // attempt that fails (a process dies, usually "Address already in use") is retried on new ports.
+        var failures: [String] = []
+        for attempt in 1...3 {
+            do {
+                return try await attemptStart(media: media, logDirectory: logDirectory, path: path, deadline: deadline)
+            } catch {
+                failures.append("attempt \(attempt): \(error)\n" + logs(in: logDirectory))
+                if ContinuousClock.now >= deadline { break }
+            }
+        }
+        throw LiveCameraError(failures.joined(separator: "\n"))
+    }
+
+    private static func attemptStart(media: URL, logDirectory: URL, path: String,
+                                     deadline: ContinuousClock.Instant) async throws -> LiveCamera {
         let clientPort = try LocalPorts.freeTCPPort()
         let sourcePort = try LocalPorts.freeTCPPort(excluding: [clientPort])
-        // The server takes two UDP ports per stream for the publisher and two per stream for each client, counting
-        // up from 20000, which would collide between tests running at the same time. --rtp_start_port alone does not
-        // help: every closed connection resets the counter to the package variable $RTP_START_PORT. So this runs
-        // /usr/bin/rtsp-server-perl's few lines itself, with that variable set too.
-        let rtpStart = try LocalPorts.freeUDPRange(count: 16)
+        // The server takes two UDP ports per stream for the publisher and two per stream for each client (pushav,
+        // and the one ffprobe check below), counting up from $RTP_START_PORT; 64 is room for a dozen clients.
+        // --rtp_start_port alone does not do: every closed connection resets the counter to the package variable
+        // $RTP_START_PORT. So this runs /usr/bin/rtsp-server-perl's few lines itself, with that variable set too.
+        let rtpStart = try LocalPorts.freeUDPRange(count: 64)
         let server = try ChildProcess.start(
             "/usr/bin/perl",
             ["-MAnyEvent", "-MRTSP::Server", "-e",
@@ -42,7 +59,6 @@ public final class LiveCamera: @unchecked Sendable {  // immutable after start; 
             log: logDirectory.appendingPathComponent("rtsp-server.log"))
         var publisher: ChildProcess?
         do {
-            let deadline = ContinuousClock.now + timeout
             try await waitUntil("rtsp-server-perl listening on \(clientPort) and \(sourcePort)", deadline: deadline, alive: [server]) {
                 LocalPorts.isListening(port: clientPort) && LocalPorts.isListening(port: sourcePort)
             }
@@ -54,18 +70,36 @@ public final class LiveCamera: @unchecked Sendable {  // immutable after start; 
                 log: logDirectory.appendingPathComponent("publisher.log"))
             publisher = started
             let url = "rtsp://127.0.0.1:\(clientPort)/\(path)"
-            try await waitUntil("\(url) readable", deadline: deadline, alive: [server, started]) {
-                try await ChildProcess.output("/usr/bin/ffprobe", [
-                    "-v", "error", "-analyzeduration", "500000", "-timeout", "3000000",
-                    "-show_entries", "stream=codec_type", "-of", "csv=p=0", url,
-                ]).contains("video")
+            // The mount exists (DESCRIBE answers with video) — asked over TCP only, so no RTP ports are used up.
+            try await waitUntil("\(url) described", deadline: deadline, alive: [server, started]) {
+                try await describes(url: url, port: clientPort)
             }
+            // Then video packets really flow to a client.
+            try await waitUntil("video packets from \(url)", deadline: deadline, alive: [server, started]) {
+                try await ChildProcess.output("/usr/bin/ffprobe", [
+                    "-v", "error", "-timeout", "5000000", "-select_streams", "v", "-read_intervals", "%+#5",
+                    "-show_entries", "packet=pts", "-of", "csv=p=0", url,
+                ]).split(separator: "\n").count >= 5
+            }
+            guard server.isRunning && started.isRunning else { throw LiveCameraError("the camera stopped right after starting") }
             return LiveCamera(url: url, publishURL: publishURL, logDirectory: logDirectory, server: server, publisher: started)
         } catch {
             publisher?.kill()
             server.kill()
-            throw LiveCameraError("\(error)\n" + logs(in: logDirectory))
+            throw error
         }
+    }
+
+    /// True when an RTSP DESCRIBE of `url` answers 200 with a video stream in its SDP.
+    private static func describes(url: String, port: Int) async throws -> Bool {
+        let request = "DESCRIBE \(url) RTSP/1.0\r\nCSeq: 1\r\nAccept: application/sdp\r\n\r\n"
+        let answer: String? = await withCheckedContinuation { continuation in
+            Thread {
+                continuation.resume(returning: LocalPorts.exchange(port: port, request: request) { $0.contains("m=video") })
+            }.start()
+        }
+        guard let answer else { return false }
+        return answer.hasPrefix("RTSP/1.0 200") && answer.contains("m=video")
     }
 
     /// What the server and the publisher logged, for failure messages.

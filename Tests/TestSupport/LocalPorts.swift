@@ -10,14 +10,46 @@ public enum LocalPorts {
         throw LocalPortsError("no free TCP port")
     }
 
-    /// The first of `count` consecutive UDP ports (an even one, as RTP wants) that are all free.
-    public static func freeUDPRange(count: Int) throws -> Int {
+    /// The first of `count` consecutive UDP ports (an even one, as RTP wants) that are all free, chosen at random in
+    /// `range`. The default lies above both the kernel's ephemeral ports (32768–60999) and the ports FFmpeg's RTSP
+    /// clients pick for RTP (5000–65000), so no other test's client can take one between this probe and the bind.
+    public static func freeUDPRange(count: Int, in range: ClosedRange<Int> = 65002...65534) throws -> Int {
+        guard range.count > count else { throw LocalPortsError("\(range) is too small for \(count) ports") }
         for _ in 0..<50 {
-            let base = try bindEphemeral(type: SOCK_DGRAM) & ~1
-            guard base + count < 65536 else { continue }
+            let base = Int.random(in: range.lowerBound...(range.upperBound - count)) & ~1
             if (base..<(base + count)).allSatisfy({ canBind(port: $0, type: SOCK_DGRAM) }) { return base }
         }
-        throw LocalPortsError("no \(count) consecutive free UDP ports")
+        throw LocalPortsError("no \(count) consecutive free UDP ports in \(range)")
+    }
+
+    /// Sends `request` to a loopback TCP port and returns what came back within `timeout` (until the peer closes,
+    /// `complete` says the answer is whole, or the time is up); nil when nothing listens. Blocks: call off the pool.
+    public static func exchange(port: Int, request: String, timeout: Duration = .seconds(2),
+                                complete: (String) -> Bool) -> String? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var wait = timeval(tv_sec: 0, tv_usec: 100_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        var address = loopback(port: port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else { return nil }
+        let bytes = Array(request.utf8)
+        guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else { return nil }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let received = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if received == 0 { break }
+            if received > 0 {
+                answer += buffer[0..<received]
+                if complete(String(decoding: answer, as: UTF8.self)) { break }
+            }
+        }
+        return String(decoding: answer, as: UTF8.self)
     }
 
     public static func isListening(port: Int) -> Bool {
