@@ -31,6 +31,9 @@ public final class SessionLedger: Sendable {
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         var configuration = Configuration()
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        // Several pushav processes of one user share this file; a write waits for another's instead of failing
+        // with "database is locked" (each holds the lock for one tiny transaction).
+        configuration.busyMode = .timeout(10)
         database = try DatabaseQueue(path: file.path, configuration: configuration)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in

@@ -323,6 +323,7 @@ enum PushavProcess {
         let process = Process()
         process.executableURL = Fixtures.pushav
         process.arguments = arguments
+        process.environment = Fixtures.isolatedEnvironment()
         process.standardOutput = handle
         process.standardError = handle
         try process.run()

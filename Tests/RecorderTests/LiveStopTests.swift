@@ -29,7 +29,7 @@ struct LiveStopTests {
                     // Video only: FFmpeg's RTP demuxer can move audio timestamps back when the first RTCP report
                     // arrives, which the muxer still refuses (issue 8, item 8); this suite is about stopping.
                     "--segment-duration", "1000", "--no-audio", "--verbose",
-                ] + extra, log: directory.appendingPathComponent("pushav.log"))
+                ] + extra, log: directory.appendingPathComponent("pushav.log"), environment: TestPaths.isolatedEnvironment())
                 recorder = started
                 let deadline = ContinuousClock.now + .seconds(40)
                 while Self.segmentNames(in: directory.appendingPathComponent("out")).count < 2 {

@@ -149,10 +149,13 @@ public final class ChildProcess: @unchecked Sendable {  // Process is thread-saf
         self.log = log
     }
 
-    public static func start(_ executable: String, _ arguments: [String], log: URL) throws -> ChildProcess {
+    /// `environment` nil inherits the test process's.
+    public static func start(_ executable: String, _ arguments: [String], log: URL,
+                             environment: [String: String]? = nil) throws -> ChildProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if let environment { process.environment = environment }
         FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle
