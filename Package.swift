@@ -82,7 +82,18 @@ let package = Package(
             ]
         ),
         // `pushav serve`: the recording sidecar (configuration so far; the engine composes the modules above).
-        .target(name: "Sidecar", dependencies: ["Motion", .product(name: "Yams", package: "Yams")]),
+        .target(name: "Sidecar", dependencies: ["Motion", "TransportModel", .product(name: "Yams", package: "Yams")]),
+        // `pushav serve`'s HTTP API (Hummingbird): the cluster's commands, attributes and events per camera, TLS
+        // endpoints, camera status; described by openapi.json, which it also serves.
+        .target(
+            name: "SidecarAPI",
+            dependencies: [
+                "Sidecar", "TransportModel",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("openapi.json")]
+        ),
         .executableTarget(
             name: "pushav",
             dependencies: [
@@ -96,6 +107,14 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["TransportModel"], path: "Tests/TestSupport"),
         .testTarget(name: "TimelineTests", dependencies: ["Timeline", "TestSupport"]),
         .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "Motion"]),
+        .testTarget(
+            name: "SidecarAPITests",
+            dependencies: [
+                "SidecarAPI", "Sidecar", "TransportModel", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
         .testTarget(name: "MotionTests", dependencies: ["Motion", "TestSupport"]),
         .testTarget(name: "CMAFTests", dependencies: ["CMAF", "TestSupport"]),
         .testTarget(name: "MediaIOTests", dependencies: ["MediaIO", "CMAF", "TestSupport"]),

@@ -1,0 +1,173 @@
+import Foundation
+import TransportModel
+
+/// What `pushav serve`'s HTTP API drives: the sidecar engine, or a test double. Per camera, the cluster itself is the
+/// camera's ``PushAVStreamTransportServer`` (commands, attributes, events); the rest is what the node around it holds:
+/// TLS endpoints (TLS Certificate Management, node-wide), the camera attributes a controller sets
+/// (CameraAvStreamManagement), and what the engine observes.
+public protocol SidecarControl: Sendable {
+    /// Camera IDs in configuration order.
+    var cameraIDs: [String] { get }
+    /// The Push AV Stream Transport cluster instance of `camera`; nil for an unknown camera.
+    func transport(camera: String) -> PushAVStreamTransportServer?
+    /// What each camera is doing now, in configuration order.
+    func cameraStatuses() async -> [CameraStatus]
+    /// nil for an unknown camera.
+    func attributes(camera: String) async -> CameraAttributes?
+    /// Applies the fields `change` sets (nil fields stay as they are); returns the attributes after the change.
+    func updateAttributes(camera: String, _ change: CameraAttributesChange) async throws(TransportCommandError) -> CameraAttributes
+    /// Provisions a TLS endpoint for `fabric` on every camera; returns its new endpoint ID (what AllocatePushTransport's
+    /// `TLSEndpointID` names). Throws CONSTRAINT_ERROR for PEM that does not parse.
+    func addTLSEndpoint(_ request: TLSEndpointRequest, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16
+    /// The fabric's TLS endpoints (no private keys).
+    func tlsEndpoints(fabric: FabricIndex) async -> [TLSEndpointSummary]
+    /// NOT_FOUND when the fabric has no such endpoint; INVALID_IN_STATE while a connection uses it.
+    func removeTLSEndpoint(_ endpointID: UInt16, fabric: FabricIndex) async throws(TransportCommandError)
+    func health() async -> SidecarHealth
+}
+
+/// `POST /v1/tls/endpoints`: where an ingest server is and the certificates for mutual TLS, in PEM.
+public struct TLSEndpointRequest: Codable, Sendable, Hashable {
+    public var hostname: String
+    public var port: UInt16
+    /// The CA that signs the ingest server's certificate.
+    public var caCertificate: String
+    /// The client certificate (chain: leaf first) this camera presents.
+    public var clientCertificate: String
+    /// The client certificate's private key.
+    public var clientKey: String
+
+    public init(hostname: String, port: UInt16, caCertificate: String, clientCertificate: String, clientKey: String) {
+        self.hostname = hostname
+        self.port = port
+        self.caCertificate = caCertificate
+        self.clientCertificate = clientCertificate
+        self.clientKey = clientKey
+    }
+}
+
+/// A provisioned TLS endpoint as the API lists it (certificates, never the key).
+public struct TLSEndpointSummary: Codable, Sendable, Hashable {
+    public var endpointID: UInt16
+    public var hostname: String
+    public var port: UInt16
+    public var caCertificate: String
+    public var clientCertificate: String
+
+    public init(endpointID: UInt16, hostname: String, port: UInt16, caCertificate: String, clientCertificate: String) {
+        self.endpointID = endpointID
+        self.hostname = hostname
+        self.port = port
+        self.caCertificate = caCertificate
+        self.clientCertificate = clientCertificate
+    }
+}
+
+/// The CameraAvStreamManagement attributes a controller sets that change what is recorded. Persisted.
+public struct CameraAttributes: Codable, Sendable, Hashable {
+    /// Recordings carry no audio track, from the next recording on.
+    public var recordingMicrophoneMuted: Bool
+    /// No recording uploads: Active is refused and turning it on ends running recordings.
+    public var softRecordingPrivacyModeEnabled: Bool
+    /// No live-view uploads.
+    public var softLivestreamPrivacyModeEnabled: Bool
+
+    public init(recordingMicrophoneMuted: Bool = false, softRecordingPrivacyModeEnabled: Bool = false,
+                softLivestreamPrivacyModeEnabled: Bool = false) {
+        self.recordingMicrophoneMuted = recordingMicrophoneMuted
+        self.softRecordingPrivacyModeEnabled = softRecordingPrivacyModeEnabled
+        self.softLivestreamPrivacyModeEnabled = softLivestreamPrivacyModeEnabled
+    }
+}
+
+/// A partial update of ``CameraAttributes``: nil leaves a field as it is.
+public struct CameraAttributesChange: Codable, Sendable, Hashable {
+    public var recordingMicrophoneMuted: Bool?
+    public var softRecordingPrivacyModeEnabled: Bool?
+    public var softLivestreamPrivacyModeEnabled: Bool?
+
+    public init(recordingMicrophoneMuted: Bool? = nil, softRecordingPrivacyModeEnabled: Bool? = nil,
+                softLivestreamPrivacyModeEnabled: Bool? = nil) {
+        self.recordingMicrophoneMuted = recordingMicrophoneMuted
+        self.softRecordingPrivacyModeEnabled = softRecordingPrivacyModeEnabled
+        self.softLivestreamPrivacyModeEnabled = softLivestreamPrivacyModeEnabled
+    }
+
+    public func applied(to attributes: CameraAttributes) -> CameraAttributes {
+        var result = attributes
+        if let recordingMicrophoneMuted { result.recordingMicrophoneMuted = recordingMicrophoneMuted }
+        if let softRecordingPrivacyModeEnabled { result.softRecordingPrivacyModeEnabled = softRecordingPrivacyModeEnabled }
+        if let softLivestreamPrivacyModeEnabled { result.softLivestreamPrivacyModeEnabled = softLivestreamPrivacyModeEnabled }
+        return result
+    }
+}
+
+/// `GET /v1/cameras`: one camera's source and what it recorded lately.
+public struct CameraStatus: Codable, Sendable, Hashable {
+    public enum SourceState: String, Codable, Sendable, Hashable {
+        /// Opening the source (first time or after a loss).
+        case connecting
+        /// Reading frames.
+        case streaming
+        /// Lost; the next attempt comes after a backoff.
+        case reconnecting
+        /// Shut down.
+        case stopped
+    }
+
+    public struct RecentClip: Codable, Sendable, Hashable {
+        public var connectionID: UInt16
+        public var cmafSessionNumber: UInt64
+        /// Wall-clock start and end (ISO 8601); end nil while it records.
+        public var started: Date
+        public var ended: Date?
+        public var endReason: String?
+
+        public init(connectionID: UInt16, cmafSessionNumber: UInt64, started: Date, ended: Date? = nil, endReason: String? = nil) {
+            self.connectionID = connectionID
+            self.cmafSessionNumber = cmafSessionNumber
+            self.started = started
+            self.ended = ended
+            self.endReason = endReason
+        }
+    }
+
+    public var id: String
+    public var source: String
+    public var state: SourceState
+    /// Why the source was last lost, if it was.
+    public var lastError: String?
+    public var framesAnalysed: Int
+    public var lastMotion: Date?
+    /// Connections allocated on this camera.
+    public var connections: Int
+    /// Newest first, at most 20.
+    public var recentClips: [RecentClip]
+
+    public init(id: String, source: String, state: SourceState, lastError: String? = nil, framesAnalysed: Int = 0,
+                lastMotion: Date? = nil, connections: Int = 0, recentClips: [RecentClip] = []) {
+        self.id = id
+        self.source = source
+        self.state = state
+        self.lastError = lastError
+        self.framesAnalysed = framesAnalysed
+        self.lastMotion = lastMotion
+        self.connections = connections
+        self.recentClips = recentClips
+    }
+}
+
+/// `GET /health`.
+public struct SidecarHealth: Codable, Sendable, Hashable {
+    /// "ok" when every camera streams, "degraded" otherwise.
+    public var status: String
+    public var cameras: [String: CameraStatus.SourceState]
+    /// Objects waiting in the spool.
+    public var pendingUploads: Int
+
+    public init(status: String, cameras: [String: CameraStatus.SourceState], pendingUploads: Int) {
+        self.status = status
+        self.cameras = cameras
+        self.pendingUploads = pendingUploads
+    }
+}
