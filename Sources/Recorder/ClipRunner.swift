@@ -2,12 +2,19 @@ import Foundation
 import Logging
 import MediaIO
 import Timeline
+import TransportModel
 
 /// One transport connection's clips: its ``ClipTimeline`` decides begin and end; open clips take packets from the
 /// shared ``PreRollBuffer`` as the analysis time passes them.
 final class ClipRunner {
     private(set) var timeline: ClipTimeline
     let policy: ClipPolicy
+    /// The transport connection this runner records for, when attached through ``RecordingControl``.
+    let connectionID: UInt16?
+    /// Detached: it takes no new clips and is removed once its last one is written.
+    var detached = false
+    /// The ActivationReason of the latest ManuallyTriggerTransport, for the Command clip it begins.
+    private var manualReason: TriggerActivationReasonEnum?
     private let settings: SessionSettings
     private var nextSession: Int
     private var open: OpenClip?
@@ -19,13 +26,20 @@ final class ClipRunner {
     private(set) var dropped: [RecordingReport.DroppedClip] = []
     private let logger: Logger
 
-    init(policy: ClipPolicy, settings: SessionSettings, logger: Logger) {
+    init(policy: ClipPolicy, settings: SessionSettings, logger: Logger, connectionID: UInt16? = nil,
+         activity: TransportActivity = .active) {
         self.policy = policy
         self.settings = settings
         self.logger = logger
+        self.connectionID = connectionID
         nextSession = policy.firstSession
-        timeline = ClipTimeline(configuration: policy.timeline)
+        timeline = ClipTimeline(configuration: policy.timeline, activity: activity)
     }
+
+    /// No clip open, ending or waiting for a keyframe.
+    var isIdle: Bool { open == nil && closing.isEmpty && pendingBegin == nil }
+
+    private var hasAudio: Bool { settings.hasAudio && (policy.format?.includeAudio ?? true) }
 
     /// The lowest buffer sequence an open or closing clip still needs.
     var oldestNeeded: Int? {
@@ -42,6 +56,18 @@ final class ClipRunner {
 
     func motion(at time: MediaTime, buffer: PreRollBuffer) throws {
         try apply(timeline.motion(at: time), buffer: buffer)
+    }
+
+    /// ManuallyTriggerTransport at `time`: a Command clip with this reason, or an augmentation of the running one.
+    func trigger(at time: MediaTime, reason: TriggerActivationReasonEnum, timeControl: ClipTimeControl?,
+                 buffer: PreRollBuffer) throws {
+        manualReason = reason
+        try apply(timeline.manualTrigger(at: time, timeControl: timeControl), buffer: buffer)
+    }
+
+    /// Active or Inactive from `time` on (Inactive ends the running clip: end reason `transportInactive`).
+    func setActive(_ active: Bool, at time: MediaTime, buffer: PreRollBuffer) throws {
+        try apply(timeline.setStatus(active ? .active : .inactive, at: time), buffer: buffer)
     }
 
     /// The input ended at `time` (the end of the last frame read), or the recording was stopped there.
@@ -114,9 +140,24 @@ final class ClipRunner {
     }
 
     private func open(_ begin: ClipBegin, at keyframe: PreRollBuffer.Entry, buffer: PreRollBuffer) throws {
-        let session = nextSession
-        nextSession += 1
-        let writer = try settings.makeWriter(session: session, start: keyframe.pts, root: policy.output)
+        let session: Int
+        if let hooks = policy.hooks {
+            let trigger: RecordingTrigger = switch begin.trigger {
+            case .motion: .motion
+            case .continuous: .continuous
+            case .command: .command(manualReason ?? .userInitiated)
+            }
+            do {
+                session = try hooks.begin(trigger)
+            } catch {
+                drop(begin, reason: "the transport refused the recording: \(error)")
+                return
+            }
+        } else {
+            session = nextSession
+            nextSession += 1
+        }
+        let writer = try settings.makeWriter(session: session, start: keyframe.pts, policy: policy)
         // Audio of the clip may precede its first keyframe in demux order: start the cursor early enough to see it;
         // video before the keyframe is skipped and audio before the start is dropped by the writer.
         let cursor = buffer.live.first(where: { $0.pts >= keyframe.pts - .seconds(2) })?.sequence ?? keyframe.sequence
@@ -136,13 +177,15 @@ final class ClipRunner {
         for clip in closing { try clip.consume(buffer: buffer, limit: nil) }
         var stillClosing: [OpenClip] = []
         for clip in closing {
-            if inputEnded || clip.isComplete(hasAudio: settings.hasAudio) {
+            if inputEnded || clip.isComplete(hasAudio: hasAudio) {
                 let record = try clip.finish(inputEnded: inputEnded)
                 if record.tracks.isEmpty {
                     // Not one of its video frames reached the muxer: its keyframe was pushed out of a full pre-roll
                     // buffer, or the input failed first. Its headers are gone; the event is a dropped clip, not a session.
                     drop(clip.begin, reason: "no frame of the clip could be written (its keyframe was lost from a full pre-roll "
                          + "buffer, or the input failed first); session \(record.session) was removed", session: record.session)
+                } else if let hooks = policy.hooks {
+                    hooks.end(record)  // a live connection's records go to the cluster, not into a growing report
                 } else {
                     records.append(record)
                 }
@@ -259,12 +302,17 @@ struct SessionSettings {
 
     var hasAudio: Bool { audio != nil }
 
-    func makeWriter(session: Int, start: MediaTime, root: URL) throws -> SessionWriter {
-        try SessionWriter(
-            layout: SessionLayout(root: root, session: session, videoTrackName: options.videoTrackName,
-                                  audioTrackName: options.audioTrackName),
-            start: start, video: video, videoCodec: videoCodec, frameRate: frameRate, audio: audio,
-            audioCodec: audioCodec, segmentDuration: options.segmentDuration, chunkDuration: options.chunkDuration,
-            writeClip: options.writeClips, emit: options.events)
+    func makeWriter(session: Int, start: MediaTime, policy: ClipPolicy) throws -> SessionWriter {
+        let format = policy.format ?? SessionFormat(
+            segmentDuration: options.segmentDuration, chunkDuration: options.chunkDuration,
+            videoTrackName: options.videoTrackName, audioTrackName: options.audioTrackName, includeAudio: true,
+            writeClips: options.writeClips)
+        return try SessionWriter(
+            layout: SessionLayout(root: policy.output, session: session, videoTrackName: format.videoTrackName,
+                                  audioTrackName: format.audioTrackName),
+            start: start, video: video, videoCodec: videoCodec, frameRate: frameRate,
+            audio: format.includeAudio ? audio : nil, audioCodec: format.includeAudio ? audioCodec : nil,
+            segmentDuration: format.segmentDuration, chunkDuration: format.chunkDuration,
+            writeClip: format.writeClips, emit: policy.hooks?.events ?? options.events)
     }
 }

@@ -21,6 +21,11 @@ public struct ClipPolicy: Sendable {
     public var output: URL
     /// The first session number to use; session numbers only ever increase per connection.
     public var firstSession: Int
+    /// A live transport connection: the cluster numbers and announces its sessions, and its bytes go to its own
+    /// uploader (instead of the recording's `events`). Its records are handed over, not kept in the report.
+    public var hooks: SessionHooks?
+    /// This connection's CMAF options and track names, when they differ from the recording's.
+    public var format: SessionFormat?
 
     public var trigger: ClipTrigger {
         get { timeline.trigger }
@@ -88,6 +93,12 @@ public struct RecordingOptions: Sendable {
     public var inputOptions: [String: String] = [:]
     /// Receives every init segment, chunk and finished segment as it is written (see ``RecordingEvent``).
     public var events: (@Sendable (RecordingEvent) -> Void)? = nil
+    /// Connections attached, triggered and detached while the recording runs (`pushav serve`).
+    public var control: RecordingControl? = nil
+    /// Analyse motion even when no policy has a Motion trigger yet (a live camera's connections come later).
+    public var alwaysAnalyseMotion = false
+    /// Read no faster than real time (a file standing in for a camera), as `ffmpeg -re` does.
+    public var paceRealTime = false
 
     public init(output: URL, policies: [ClipPolicy]? = nil) {
         self.output = output

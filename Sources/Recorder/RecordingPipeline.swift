@@ -30,8 +30,8 @@ struct RecordingPipeline {
         let audio = try audioStream.map { try input.conditioner(for: $0, keyframeInterval: options.segmentDuration) }
         let settings = SessionSettings(video: video, videoCodec: videoStream.codec, frameRate: videoStream.frameRate,
                                        audio: audio, audioCodec: audioStream?.codec, options: options)
-        let runners = options.policies.map { ClipRunner(policy: $0, settings: settings, logger: logger) }
-        let needsMotion = options.policies.contains { $0.trigger == .motion }
+        var runners = options.policies.map { ClipRunner(policy: $0, settings: settings, logger: logger) }
+        let needsMotion = options.alwaysAnalyseMotion || options.policies.contains { $0.trigger == .motion }
         logger.info("recording", metadata: [
             "input": "\(url)", "video": "\(videoStream.codec)\(video.transcodes ? " (transcoding)" : "")",
             "audio": "\(audioStream.map { $0.codec + (audio!.transcodes ? " (transcoding)" : "") } ?? "none")",
@@ -39,7 +39,7 @@ struct RecordingPipeline {
         ])
 
         var analysis = try needsMotion ? MotionAnalysis(input: input, options: options) : nil
-        let maxPreRoll = options.policies.map(\.maxPreRoll).max() ?? .zero
+        var maxPreRoll = options.policies.map(\.maxPreRoll).max() ?? .zero
         // At least MaxPreRollLen plus two keyframe intervals; the interval is learnt from the stream.
         var keyframeInterval = MediaTime.seconds(2)
         var lastKeyframe: MediaTime?
@@ -137,12 +137,73 @@ struct RecordingPipeline {
             lastFrameTime = t
             let sample = try a.analyse(picture, origin: origin ?? t)
             analysis = a
+            if let control = options.control, let sample {
+                control.record {
+                    $0.framesAnalysed += 1
+                    if sample.anywhere != nil { $0.lastMotion = Date() }
+                }
+            }
             for r in runners {
                 try r.frame(at: t, isKeyframe: picture.isKeyframe, buffer: buffer)
                 if let sample, r.policy.trigger == .motion, r.policy.motionFilter.matches(sample) {
                     try r.motion(at: t, buffer: buffer)
                 }
                 try r.pump(buffer: buffer, analysisTime: t, inputEnded: false)
+            }
+        }
+
+        /// Applies what ``RecordingControl`` queued, at the media time reached (the latest analysed picture).
+        func applyControl() throws {
+            guard let control = options.control else { return }
+            let commands = control.drain()
+            guard !commands.isEmpty else { return }
+            let now = lastFrameTime ?? newest
+            func attached(_ id: UInt16) -> ClipRunner? { runners.first { $0.connectionID == id && !$0.detached } }
+            for command in commands {
+                switch command {
+                case .attach(let id, let policy, let active):
+                    if let replaced = attached(id) {
+                        replaced.detached = true
+                        try replaced.setActive(false, at: now, buffer: buffer)
+                    }
+                    runners.append(ClipRunner(policy: policy, settings: settings, logger: logger, connectionID: id,
+                                              activity: active ? .active : .inactive))
+                    maxPreRoll = max(maxPreRoll, policy.maxPreRoll)
+                    buffer.retention = maxPreRoll + keyframeInterval + keyframeInterval
+                case .detach(let id):
+                    guard let runner = attached(id) else { continue }
+                    runner.detached = true
+                    try runner.setActive(false, at: now, buffer: buffer)
+                case .trigger(let id, let reason, let timeControl):
+                    try attached(id)?.trigger(at: now, reason: reason, timeControl: timeControl, buffer: buffer)
+                case .setActive(let id, let active):
+                    try attached(id)?.setActive(active, at: now, buffer: buffer)
+                case .cut(let id):
+                    guard let runner = attached(id) else { continue }
+                    try runner.setActive(false, at: now, buffer: buffer)
+                    try runner.setActive(true, at: now, buffer: buffer)
+                }
+            }
+            for runner in runners { try runner.pump(buffer: buffer, analysisTime: lastFrameTime, inputEnded: false) }
+            runners.removeAll { $0.detached && $0.isIdle }
+        }
+
+        // Real-time pacing (a file standing in for a camera): video packet times against the wall clock.
+        var pace: (media: Double, wall: ContinuousClock.Instant)?
+        func paceVideo(_ time: MediaTime) throws {
+            let now = ContinuousClock.now
+            guard let start = pace, time.seconds >= start.media, time.seconds - start.media < 3600 else {
+                pace = (time.seconds, now)  // the first packet, or a jump: start again from here
+                return
+            }
+            let due = start.wall + .seconds(time.seconds - start.media)
+            if due - now > .seconds(5) {  // a gap in the timestamps: do not stall a camera for it
+                pace = (time.seconds, now)
+                return
+            }
+            while ContinuousClock.now < due, !stop.isRequested {
+                Thread.sleep(forTimeInterval: min(0.02, max(0, (due - ContinuousClock.now) / .seconds(1))))
+                try applyControl()
             }
         }
 
@@ -210,6 +271,11 @@ struct RecordingPipeline {
                     break
                 }
                 guard more else { break }
+                try applyControl()
+                if options.paceRealTime, packet.streamIndex == videoStream.index, let pts = packet.pts ?? packet.dts {
+                    try paceVideo(videoStream.timeBase.time(pts))
+                }
+                options.control?.record { $0.packetsRead += 1 }
                 if packet.streamIndex == videoStream.index {
                     videoPacketsRead += 1
                     lastVideoPacketCorrupt = packet.isCorrupt
@@ -285,7 +351,7 @@ struct RecordingPipeline {
             report.error = "\(failure)"
             throw RecordingFailure(underlying: failure, report: report)
         }
-        if report.sessions.isEmpty && !needsMotion && !stopped {
+        if report.sessions.isEmpty && !needsMotion && !stopped && options.control == nil {
             throw MediaError("\(url): no decodable video keyframe found")
         }
         return report

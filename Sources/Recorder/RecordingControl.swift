@@ -1,0 +1,102 @@
+import Foundation
+import Synchronization
+import Timeline
+import TransportModel
+
+/// How one transport connection's recordings are numbered, announced and delivered while a live recording runs:
+/// the cluster's side of each session. All three run on the media thread, so they must return quickly.
+public struct SessionHooks: Sendable {
+    /// A clip is about to open: returns the CMAF session number the cluster assigned (and emits its Begin), or throws
+    /// when the cluster refuses the recording; the clip is then dropped (logged and counted), never recorded unannounced.
+    public var begin: @Sendable (RecordingTrigger) throws -> Int
+    /// A session finished (its End): every byte of it has been handed to `events`.
+    public var end: @Sendable (SessionRecord) -> Void
+    /// Every init segment, chunk and segment of this connection's sessions, in order.
+    public var events: @Sendable (RecordingEvent) -> Void
+
+    public init(begin: @escaping @Sendable (RecordingTrigger) throws -> Int, end: @escaping @Sendable (SessionRecord) -> Void,
+                events: @escaping @Sendable (RecordingEvent) -> Void) {
+        self.begin = begin
+        self.end = end
+        self.events = events
+    }
+}
+
+/// What a connection's sessions look like when it differs from the recording's defaults (each transport has its own
+/// CMAF options and track names; a muted microphone records no audio).
+public struct SessionFormat: Sendable, Hashable {
+    public var segmentDuration: MediaTime
+    /// nil: no chunks.
+    public var chunkDuration: MediaTime?
+    public var videoTrackName: String
+    public var audioTrackName: String
+    public var includeAudio: Bool
+    public var writeClips: Bool
+
+    public init(segmentDuration: MediaTime, chunkDuration: MediaTime?, videoTrackName: String = "video",
+                audioTrackName: String = "audio", includeAudio: Bool = true, writeClips: Bool = false) {
+        self.segmentDuration = segmentDuration
+        self.chunkDuration = chunkDuration
+        self.videoTrackName = videoTrackName
+        self.audioTrackName = audioTrackName
+        self.includeAudio = includeAudio
+        self.writeClips = writeClips
+    }
+}
+
+/// Changes a running recording while it reads: transport connections come and go, are triggered by hand, turned
+/// Inactive and Active, or have their running recording cut by the cluster. The recording applies the commands in
+/// order, between two packets, at the media time it has reached.
+///
+/// The queue holds at most ``capacity`` commands (a controller sends a few a minute; the media thread drains it
+/// at every packet): at the bound ``submit(_:)`` refuses the command and returns false, so the caller can answer
+/// BUSY instead of the command being lost unseen.
+public final class RecordingControl: Sendable {
+    public enum Command: Sendable {
+        /// Starts recording for `connection` with `policy` (which carries its hooks and format). Replaces an
+        /// attached connection of the same ID after ending its running clip.
+        case attach(connection: UInt16, policy: ClipPolicy, active: Bool)
+        /// Ends the connection's running clip now and forgets the connection once its last clip is written.
+        case detach(connection: UInt16)
+        /// ManuallyTriggerTransport: a Command clip (or an augmentation of the running one).
+        case trigger(connection: UInt16, reason: TriggerActivationReasonEnum, timeControl: ClipTimeControl?)
+        case setActive(connection: UInt16, Bool)
+        /// The cluster ended the running recording itself (privacy, Modify): end the clip now, stay attached.
+        case cut(connection: UInt16)
+    }
+
+    /// What the recording has seen, for status pages.
+    public struct Statistics: Sendable, Hashable {
+        public var framesAnalysed = 0
+        public var lastMotion: Date?
+        public var packetsRead = 0
+        public init() {}
+    }
+
+    public let capacity: Int
+    private let queue = Mutex<[Command]>([])
+    private let stats = Mutex(Statistics())
+
+    public init(capacity: Int = 256) { self.capacity = capacity }
+
+    /// Queues `command`; false (nothing queued) when ``capacity`` commands are already waiting.
+    @discardableResult
+    public func submit(_ command: Command) -> Bool {
+        queue.withLock { queue in
+            guard queue.count < capacity else { return false }
+            queue.append(command)
+            return true
+        }
+    }
+
+    public var statistics: Statistics { stats.withLock { $0 } }
+
+    func drain() -> [Command] {
+        queue.withLock { queue in
+            defer { queue.removeAll(keepingCapacity: true) }
+            return queue
+        }
+    }
+
+    func record(_ update: (inout Statistics) -> Void) { stats.withLock { update(&$0) } }
+}

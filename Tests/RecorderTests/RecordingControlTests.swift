@@ -1,0 +1,106 @@
+import Foundation
+import Recorder
+import Synchronization
+import Testing
+import Timeline
+import TransportModel
+
+/// Transport connections attached to a running recording through ``RecordingControl`` (what `pushav serve` does):
+/// the cluster numbers each session and sees its Begin and End, each connection writes its own format, a refused
+/// recording is a dropped clip, never an unannounced one.
+@Suite struct RecordingControlTests {
+    /// What a connection's hooks saw.
+    final class HookLog: Sendable {
+        let begins = Mutex<[RecordingTrigger]>([])
+        let ends = Mutex<[SessionRecord]>([])
+        let tracks = Mutex<Set<String>>([])
+        let next: Mutex<Int>
+        let refuse: Bool
+
+        init(firstSession: Int, refuse: Bool = false) {
+            next = Mutex(firstSession)
+            self.refuse = refuse
+        }
+
+        var hooks: SessionHooks {
+            SessionHooks(
+                begin: { trigger in
+                    self.begins.withLock { $0.append(trigger) }
+                    if self.refuse { throw TransportCommandError.cluster(.invalidTransportStatus, "refused by the test") }
+                    return self.next.withLock { n in defer { n += 1 }; return n }
+                },
+                end: { record in self.ends.withLock { $0.append(record) } },
+                events: { event in
+                    if case .initSegment(_, let track, _, _) = event { self.tracks.withLock { _ = $0.insert(track) } }
+                })
+        }
+    }
+
+    static func options(output: URL) -> RecordingOptions {
+        var options = RecordingOptions(output: output, policies: [])
+        options.alwaysAnalyseMotion = true
+        options.control = RecordingControl()
+        return options
+    }
+
+    @Test func continuousConnectionWritesItsOwnFormatAndTheClusterNumbersItsSession() async throws {
+        let output = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: output) }
+        let log = HookLog(firstSession: 41)
+        var options = Self.options(output: output)
+        var policy = ClipPolicy(trigger: .continuous, maxPreRoll: .zero, output: output)
+        policy.hooks = log.hooks
+        policy.format = SessionFormat(segmentDuration: .milliseconds(2000), chunkDuration: nil, videoTrackName: "cam-v",
+                                      audioTrackName: "cam-a", includeAudio: false)
+        #expect(options.control!.submit(.attach(connection: 7, policy: policy, active: true)))
+        let report = try await Recorder.record(input: Fixtures.media("a_720p30_h264_main.mp4").path, options: options)
+        #expect(log.begins.withLock { $0 } == [.continuous])
+        let ends = log.ends.withLock { $0 }
+        try #require(ends.count == 1)
+        #expect(ends[0].session == 41 && ends[0].endReason == "endOfInput")
+        #expect(ends[0].tracks.map(\.name) == ["cam-v"], "muted microphone: no audio track")
+        #expect(log.tracks.withLock { $0 } == ["cam-v"])
+        let segments = try FileManager.default.contentsOfDirectory(atPath: output.appendingPathComponent("session_41/cam-v").path)
+            .filter { $0.hasSuffix(".m4s") }
+        #expect(segments.count == 10, "20 s in 2 s segments: \(segments.sorted())")
+        #expect(report.sessions.isEmpty, "a live connection's sessions go to its hooks, not the report")
+        #expect(options.control!.statistics.framesAnalysed > 0)
+    }
+
+    @Test func manualTriggerBeginsACommandClipWithItsReasonAndTimeControl() async throws {
+        let output = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: output) }
+        let log = HookLog(firstSession: 1)
+        let options = Self.options(output: output)
+        var policy = ClipPolicy(trigger: .command, maxPreRoll: .zero, output: output)
+        policy.hooks = log.hooks
+        options.control!.submit(.attach(connection: 3, policy: policy, active: true))
+        options.control!.submit(.trigger(connection: 3, reason: .doorbellPressed,
+                                         timeControl: ClipTimeControl(initial: 3, augmentation: 1, max: 10, blind: 0)))
+        _ = try await Recorder.record(input: Fixtures.media("a_720p30_h264_main.mp4").path, options: options)
+        #expect(log.begins.withLock { $0 } == [.command(.doorbellPressed)])
+        let ends = log.ends.withLock { $0 }
+        try #require(ends.count == 1)
+        #expect(ends[0].endReason == "motionDetectedDuration" && abs(ends[0].duration - 3) < 0.05, "\(ends[0])")
+    }
+
+    @Test func aRefusedRecordingIsADroppedClipAndNothingIsWritten() async throws {
+        let output = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: output) }
+        let log = HookLog(firstSession: 1, refuse: true)
+        let options = Self.options(output: output)
+        var policy = ClipPolicy(trigger: .continuous, maxPreRoll: .zero, output: output)
+        policy.hooks = log.hooks
+        options.control!.submit(.attach(connection: 9, policy: policy, active: true))
+        let report = try await Recorder.record(input: Fixtures.media("e_video_only.mp4").path, options: options)
+        #expect(log.begins.withLock { $0.count } == 1 && log.ends.withLock { $0.isEmpty })
+        #expect(report.droppedClips.count == 1 && report.droppedClips[0].reason.contains("refused"), "\(report.droppedClips)")
+        #expect(!FileManager.default.fileExists(atPath: output.appendingPathComponent("session_1").path))
+    }
+
+    @Test func theQueueRefusesCommandsPastItsBound() {
+        let control = RecordingControl(capacity: 2)
+        #expect(control.submit(.detach(connection: 1)) && control.submit(.detach(connection: 2)))
+        #expect(!control.submit(.detach(connection: 3)))
+    }
+}
