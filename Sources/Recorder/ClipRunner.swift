@@ -105,6 +105,7 @@ final class ClipRunner {
             case .end(let end):
                 if let clip = open {
                     clip.end = end
+                    policy.hooks?.end(clip.writer.layout.session)
                     closing.append(clip)
                     open = nil
                 } else if let begin = pendingBegin, begin.recording == end.recording {
@@ -185,7 +186,7 @@ final class ClipRunner {
                     drop(clip.begin, reason: "no frame of the clip could be written (its keyframe was lost from a full pre-roll "
                          + "buffer, or the input failed first); session \(record.session) was removed", session: record.session)
                 } else if let hooks = policy.hooks {
-                    hooks.end(record)  // a live connection's records go to the cluster, not into a growing report
+                    hooks.finished(record)  // a live connection's records are handed on, not kept in a growing report
                 } else {
                     records.append(record)
                 }

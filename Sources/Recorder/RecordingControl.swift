@@ -9,15 +9,19 @@ public struct SessionHooks: Sendable {
     /// A clip is about to open: returns the CMAF session number the cluster assigned (and emits its Begin), or throws
     /// when the cluster refuses the recording; the clip is then dropped (logged and counted), never recorded unannounced.
     public var begin: @Sendable (RecordingTrigger) throws -> Int
-    /// A session finished (its End): every byte of it has been handed to `events`.
-    public var end: @Sendable (SessionRecord) -> Void
+    /// The timeline ended session `session` (its End): nothing after this point belongs to it, and the next
+    /// recording may begin at once; its last frames are still being written.
+    public var end: @Sendable (_ session: Int) -> Void
+    /// Session finished writing: every byte of it has been handed to `events`.
+    public var finished: @Sendable (SessionRecord) -> Void
     /// Every init segment, chunk and segment of this connection's sessions, in order.
     public var events: @Sendable (RecordingEvent) -> Void
 
-    public init(begin: @escaping @Sendable (RecordingTrigger) throws -> Int, end: @escaping @Sendable (SessionRecord) -> Void,
-                events: @escaping @Sendable (RecordingEvent) -> Void) {
+    public init(begin: @escaping @Sendable (RecordingTrigger) throws -> Int, end: @escaping @Sendable (Int) -> Void,
+                finished: @escaping @Sendable (SessionRecord) -> Void, events: @escaping @Sendable (RecordingEvent) -> Void) {
         self.begin = begin
         self.end = end
+        self.finished = finished
         self.events = events
     }
 }

@@ -13,6 +13,7 @@ import TransportModel
     final class HookLog: Sendable {
         let begins = Mutex<[RecordingTrigger]>([])
         let ends = Mutex<[SessionRecord]>([])
+        let ended = Mutex<[Int]>([])
         let tracks = Mutex<Set<String>>([])
         let next: Mutex<Int>
         let refuse: Bool
@@ -29,7 +30,8 @@ import TransportModel
                     if self.refuse { throw TransportCommandError.cluster(.invalidTransportStatus, "refused by the test") }
                     return self.next.withLock { n in defer { n += 1 }; return n }
                 },
-                end: { record in self.ends.withLock { $0.append(record) } },
+                end: { session in self.ended.withLock { $0.append(session) } },
+                finished: { record in self.ends.withLock { $0.append(record) } },
                 events: { event in
                     if case .initSegment(_, let track, _, _) = event { self.tracks.withLock { _ = $0.insert(track) } }
                 })
@@ -58,6 +60,7 @@ import TransportModel
         let ends = log.ends.withLock { $0 }
         try #require(ends.count == 1)
         #expect(ends[0].session == 41 && ends[0].endReason == "endOfInput")
+        #expect(log.ended.withLock { $0 } == [41])
         #expect(ends[0].tracks.map(\.name) == ["cam-v"], "muted microphone: no audio track")
         #expect(log.tracks.withLock { $0 } == ["cam-v"])
         let segments = try FileManager.default.contentsOfDirectory(atPath: output.appendingPathComponent("session_41/cam-v").path)
