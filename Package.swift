@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         // `pushav serve`'s configuration file.
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // FFmpeg 5.1 from Debian (libavformat-dev, libavcodec-dev, libavutil-dev, libswscale-dev; libswresample-dev
@@ -82,7 +83,15 @@ let package = Package(
             ]
         ),
         // `pushav serve`: the recording sidecar (configuration so far; the engine composes the modules above).
-        .target(name: "Sidecar", dependencies: ["Motion", "TransportModel", .product(name: "Yams", package: "Yams")]),
+        .target(
+            name: "Sidecar",
+            dependencies: [
+                "Motion", "TransportModel", "TransportStore", "Recorder", "Ingest", "Timeline",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // `pushav serve`'s HTTP API (Hummingbird): the cluster's commands, attributes and events per camera, TLS
         // endpoints, camera status; described by openapi.json, which it also serves.
         .target(
@@ -97,7 +106,9 @@ let package = Package(
         .executableTarget(
             name: "pushav",
             dependencies: [
-                "Recorder", "CMAF", "MediaIO", "Motion", "Timeline", "TransportModel", "Ingest", "IngestServer",
+                "Recorder", "CMAF", "MediaIO", "Motion", "Timeline", "TransportModel", "Ingest", "IngestServer", "Sidecar",
+                "SidecarAPI", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -8,7 +8,8 @@ import TransportModel
 /// shared ``PreRollBuffer`` as the analysis time passes them.
 final class ClipRunner {
     private(set) var timeline: ClipTimeline
-    let policy: ClipPolicy
+    /// Its format may change between clips (``RecordingControl/Command/setAudio(connection:_:)``); the rest is fixed.
+    var policy: ClipPolicy
     /// The transport connection this runner records for, when attached through ``RecordingControl``.
     let connectionID: UInt16?
     /// Detached: it takes no new clips and is removed once its last one is written.

@@ -67,6 +67,8 @@ public final class RecordingControl: Sendable {
         case setActive(connection: UInt16, Bool)
         /// The cluster ended the running recording itself (privacy, Modify): end the clip now, stay attached.
         case cut(connection: UInt16)
+        /// Whether the connection's next recordings carry audio (a muted microphone: none, from the next one on).
+        case setAudio(connection: UInt16, Bool)
     }
 
     /// What the recording has seen, for status pages.

@@ -178,6 +178,13 @@ struct RecordingPipeline {
                     try attached(id)?.trigger(at: now, reason: reason, timeControl: timeControl, buffer: buffer)
                 case .setActive(let id, let active):
                     try attached(id)?.setActive(active, at: now, buffer: buffer)
+                case .setAudio(let id, let include):
+                    guard let runner = attached(id) else { continue }
+                    var format = runner.policy.format ?? SessionFormat(
+                        segmentDuration: options.segmentDuration, chunkDuration: options.chunkDuration,
+                        videoTrackName: options.videoTrackName, audioTrackName: options.audioTrackName)
+                    format.includeAudio = include
+                    runner.policy.format = format
                 case .cut(let id):
                     guard let runner = attached(id) else { continue }
                     try runner.setActive(false, at: now, buffer: buffer)

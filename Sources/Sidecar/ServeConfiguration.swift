@@ -71,7 +71,7 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
-    init(_ text: String, key: String) throws(ConfigurationError) {
+    public init(_ text: String, key: String) throws(ConfigurationError) {
         guard let colon = text.lastIndex(of: ":") else {
             throw ConfigurationError(key: key, message: "expected host:port, got \"\(text)\"")
         }

@@ -17,9 +17,10 @@ struct PushAV: AsyncParsableCommand {
               pushav record video.mp4 --out out --sensitivity 10 --max-duration 15 --json
               pushav record camera.ts --out out --trigger continuous --segment-duration 2000 --chunk-duration 500
               pushav record video.mp4 --out out --push https://ingest/streams/1/ --ca ca.pem --cert cam.pem --key cam.key
+              pushav serve --config serve.yaml
               pushav inspect out/session_1
               pushav receive --root received --cert server.pem --key server.key --client-ca ca.pem
             """,
-        subcommands: [RecordCommand.self, InspectCommand.self, ReceiveCommand.self, UploadCommand.self]
+        subcommands: [RecordCommand.self, ServeCommand.self, InspectCommand.self, ReceiveCommand.self, UploadCommand.self]
     )
 }

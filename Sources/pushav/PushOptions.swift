@@ -3,6 +3,7 @@ import Foundation
 import Ingest
 import Logging
 import Recorder
+import Sidecar
 
 /// `--push URL [--ca PEM --cert PEM --key PEM] [--spool DIR]`: upload what is recorded (durably spooled first).
 struct PushOptions: ParsableArguments {
@@ -157,20 +158,5 @@ final class RecordingUpload: Sendable {
                            + "\(summary.retries) retries; the spool at \(where_) is kept and is replayed by the next run")
         }
         FileHandle.standardError.write(Data("uploaded \(summary.delivered) objects (\(summary.retries) retries)\n".utf8))
-    }
-}
-
-extension IngestEvent {
-    /// nil for events the uploader does not need.
-    init?(_ event: RecordingEvent) {
-        switch event {
-        case .sessionStarted: return nil
-        case .initSegment(let session, let track, _, let bytes): self = .header(session: session, track: track, bytes: bytes)
-        case .chunk(let session, let track, let number, let bytes):
-            self = .chunk(session: session, track: track, number: number, bytes: bytes)
-        case .segmentFinished(let session, let track, let number, _, let bytes):
-            self = .segment(session: session, track: track, number: number, bytes: bytes)
-        case .sessionFinished(let record): self = .sessionFinished(session: record.session)
-        }
     }
 }

@@ -11,10 +11,11 @@ struct CLIError: Error, CustomStringConvertible {
 }
 
 enum CLILogging {
-    static func logger(verbose: Bool) -> Logger {
+    /// `quietLevel`: what is logged without --verbose (a service says what it does; a one-shot command only warns).
+    static func logger(verbose: Bool, quietLevel: Logger.Level = .warning) -> Logger {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = verbose ? .debug : .warning
+            handler.logLevel = verbose ? .debug : quietLevel
             return handler
         }
         // FFmpeg's own messages duplicate our errors; show them only when asked to be verbose.

@@ -1,0 +1,199 @@
+import Foundation
+import Logging
+import Recorder
+import Synchronization
+import Timeline
+import TransportModel
+
+/// One camera's recording: a single demux and motion analysis of its source, shared by every transport connection
+/// allocated on it. Reconnects when the source is lost (open clips end validly first, with their End events), with a
+/// backoff from 1 s to 30 s; a file source marked `live` is paced at real time and played again when it ends.
+///
+/// Connections are attached, triggered and detached at any time; while the source is down the requests are kept
+/// (attachments) or logged and counted (triggers: nothing can be recorded without frames).
+public final class CameraRecorder: Sendable {
+    public let configuration: CameraConfiguration
+    /// Working directory of the sessions being written (each is removed once finished and spooled).
+    public let output: URL
+    private let logger: Logger
+    private let stop = RecordingStop()
+    private let state = Mutex(State())
+
+    private struct State {
+        var control: RecordingControl?
+        var attached: [UInt16: Attachment] = [:]
+        var source: CameraStatus.SourceState = .connecting
+        var lastError: String?
+        var framesAnalysedBefore = 0
+        var lastMotion: Date?
+        var recentClips: [CameraStatus.RecentClip] = []
+        var lostTriggers = 0
+        var reconnects = 0
+    }
+
+    private struct Attachment {
+        var policy: ClipPolicy
+        var active: Bool
+    }
+
+    public init(configuration: CameraConfiguration, output: URL, logger: Logger) {
+        self.configuration = configuration
+        self.output = output
+        self.logger = logger
+    }
+
+    // MARK: Connections
+
+    /// Starts (or replaces, ending its running clip) the recording of connection `id`.
+    public func attach(_ id: UInt16, policy: ClipPolicy, active: Bool) {
+        let control = state.withLock { state in
+            state.attached[id] = Attachment(policy: policy, active: active)
+            return state.control
+        }
+        submit(.attach(connection: id, policy: policy, active: active), to: control)
+    }
+
+    public func detach(_ id: UInt16) {
+        let control = state.withLock { state in
+            state.attached[id] = nil
+            return state.control
+        }
+        submit(.detach(connection: id), to: control)
+    }
+
+    public func setActive(_ id: UInt16, _ active: Bool) {
+        let control = state.withLock { state in
+            state.attached[id]?.active = active
+            return state.control
+        }
+        submit(.setActive(connection: id, active), to: control)
+    }
+
+    public func setAudio(_ id: UInt16, _ include: Bool) {
+        let control = state.withLock { state in
+            state.attached[id]?.policy.format?.includeAudio = include
+            return state.control
+        }
+        submit(.setAudio(connection: id, include), to: control)
+    }
+
+    public func cut(_ id: UInt16) {
+        submit(.cut(connection: id), to: state.withLock { $0.control })
+    }
+
+    /// ManuallyTriggerTransport. Without a source there are no frames to record: logged and counted.
+    public func trigger(_ id: UInt16, reason: TriggerActivationReasonEnum, timeControl: ClipTimeControl?) {
+        guard let control = state.withLock({ $0.source == .streaming ? $0.control : nil }) else {
+            state.withLock { $0.lostTriggers += 1 }
+            logger.warning("manual trigger while the camera source is down: nothing can be recorded",
+                           metadata: ["camera": "\(configuration.id)", "connection": "\(id)"])
+            return
+        }
+        submit(.trigger(connection: id, reason: reason, timeControl: timeControl), to: control)
+    }
+
+    private func submit(_ command: RecordingControl.Command, to control: RecordingControl?) {
+        guard let control else { return }  // applied from `attached` when the source (re)opens
+        if !control.submit(command) {
+            logger.error("camera command queue full: command dropped", metadata: ["camera": "\(configuration.id)",
+                                                                                  "command": "\(command)"])
+        }
+    }
+
+    /// A finished session, for the status page (newest first, at most 20).
+    func noteClip(_ clip: CameraStatus.RecentClip) {
+        state.withLock { state in
+            state.recentClips.removeAll { $0.connectionID == clip.connectionID && $0.cmafSessionNumber == clip.cmafSessionNumber }
+            state.recentClips.insert(clip, at: 0)
+            if state.recentClips.count > 20 { state.recentClips.removeLast(state.recentClips.count - 20) }
+        }
+    }
+
+    public var status: CameraStatus {
+        state.withLock { state in
+            let statistics = state.control?.statistics
+            let streaming = state.source != .stopped && (statistics?.packetsRead ?? 0) > 0
+            return CameraStatus(
+                id: configuration.id, source: configuration.source,
+                state: streaming ? .streaming : state.source, lastError: state.lastError,
+                framesAnalysed: state.framesAnalysedBefore + (statistics?.framesAnalysed ?? 0),
+                lastMotion: statistics?.lastMotion ?? state.lastMotion, connections: state.attached.count,
+                recentClips: state.recentClips)
+        }
+    }
+
+    // MARK: Running
+
+    /// Ends open clips at the last frame read and makes ``run()`` return.
+    public func requestStop() { stop.request() }
+
+    /// Records until ``requestStop()``: opens the source, records, and on a loss or the end of a looped file opens it
+    /// again. Each pass starts a fresh recording with every attached connection.
+    public func run() async {
+        let isFile = !configuration.source.contains("://") || configuration.source.hasPrefix("file:")
+        var backoff = Duration.seconds(1)
+        while !stop.isRequested {
+            let control = RecordingControl()
+            state.withLock { state in
+                if let previous = state.control {
+                    state.framesAnalysedBefore += previous.statistics.framesAnalysed
+                    state.lastMotion = previous.statistics.lastMotion ?? state.lastMotion
+                }
+                state.control = control
+                state.source = state.reconnects == 0 ? .connecting : .reconnecting
+                for (id, attachment) in state.attached.sorted(by: { $0.key < $1.key }) {
+                    control.submit(.attach(connection: id, policy: attachment.policy, active: attachment.active))
+                }
+            }
+            var options = RecordingOptions(output: output, policies: [])
+            options.control = control
+            options.alwaysAnalyseMotion = true
+            options.paceRealTime = isFile && configuration.live
+            options.zones = configuration.zones
+            options.writeClips = false
+            // A camera that stops sending must not hang the read: RTSP's socket timeout, in microseconds.
+            if configuration.source.hasPrefix("rtsp") { options.inputOptions["timeout"] = "5000000" }
+            let started = ContinuousClock.now
+            var failure: String?
+            do {
+                _ = try await Recorder.record(input: configuration.source, options: options, stop: stop, logger: logger)
+            } catch let error as RecordingFailure {
+                failure = "\(error.underlying)"
+            } catch is RecordingStoppedBeforeStart {
+                break
+            } catch {
+                failure = "\(error)"
+            }
+            if stop.isRequested { break }
+            let hadFrames = control.statistics.packetsRead > 0
+            if hadFrames && (ContinuousClock.now - started > .seconds(10) || failure == nil) { backoff = .seconds(1) }
+            if failure == nil && isFile && configuration.live && hadFrames {
+                logger.debug("looping the file source", metadata: ["camera": "\(configuration.id)"])
+                continue  // a file standing in for a camera: play it again
+            }
+            let reason = failure ?? "the source ended"
+            state.withLock { state in
+                state.lastError = reason
+                state.source = .reconnecting
+                state.reconnects += 1
+            }
+            logger.warning("camera source lost; reconnecting", metadata: [
+                "camera": "\(configuration.id)", "error": "\(reason)", "retryIn": "\(backoff)",
+            ])
+            await sleep(backoff)
+            backoff = min(backoff * 2, .seconds(30))
+        }
+        state.withLock { $0.source = .stopped }
+    }
+
+    /// Sleeps `duration`, or less when the stop comes first.
+    private func sleep(_ duration: Duration) async {
+        let deadline = ContinuousClock.now + duration
+        while ContinuousClock.now < deadline, !stop.isRequested, !Task.isCancelled {
+            try? await Task.sleep(for: min(.milliseconds(100), deadline - ContinuousClock.now))
+        }
+    }
+
+    public var reconnectCount: Int { state.withLock { $0.reconnects } }
+    public var lostTriggerCount: Int { state.withLock { $0.lostTriggers } }
+}

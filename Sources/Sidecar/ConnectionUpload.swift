@@ -1,0 +1,79 @@
+import Foundation
+import Ingest
+import Logging
+import Recorder
+
+extension IngestEvent {
+    /// What the uploader needs of a recording event; nil for the rest.
+    public init?(_ event: RecordingEvent) {
+        switch event {
+        case .sessionStarted: return nil
+        case .initSegment(let session, let track, _, let bytes): self = .header(session: session, track: track, bytes: bytes)
+        case .chunk(let session, let track, let number, let bytes):
+            self = .chunk(session: session, track: track, number: number, bytes: bytes)
+        case .segmentFinished(let session, let track, let number, _, let bytes):
+            self = .segment(session: session, track: track, number: number, bytes: bytes)
+        case .sessionFinished(let record): self = .sessionFinished(session: record.session)
+        }
+    }
+}
+
+/// One transport connection's delivery: recording events are spooled durably (fsync, on a queue of their own, never
+/// on Swift's cooperative pool) and uploaded by a ``SegmentUploader`` to the connection's ingest URL.
+///
+/// Between the media thread and the spool the events wait in an unbounded stream: the media thread must never
+/// block on disk, and what it hands over is at most what the spool has not yet written (a few segments unless the
+/// disk stalls; `pendingEvents` shows it).
+public final class ConnectionUpload: Sendable {
+    public let uploader: SegmentUploader
+    private let events: AsyncStream<IngestEvent>.Continuation
+    private let feeding: Task<Void, Never>
+    private let uploading: Task<UploadSummary, Never>
+
+    public init(uploader: SegmentUploader) {
+        self.uploader = uploader
+        let (stream, continuation) = AsyncStream.makeStream(of: IngestEvent.self)
+        events = continuation
+        let spoolQueue = DispatchQueue(label: "pushav-spool-\(uploader.endpoint.connection)")
+        feeding = Task {
+            for await event in stream {
+                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    spoolQueue.async {
+                        // A failure is logged and counted by the uploader, and the object is reported lost.
+                        try? uploader.handle(event)
+                        done.resume()
+                    }
+                }
+            }
+        }
+        uploading = Task { await uploader.run() }
+    }
+
+    /// From the media thread: returns at once.
+    public func handle(_ event: RecordingEvent) {
+        if let mapped = IngestEvent(event) { events.yield(mapped) }
+    }
+
+    /// Spools what was handed over, then uploads until the spool is empty (or the retry budget gives up).
+    public func finish() async -> UploadSummary {
+        events.finish()
+        await feeding.value
+        uploader.finishWhenDrained()
+        return await uploading.value
+    }
+
+    /// Spools what was handed over and stops uploading after `grace`; what is left stays in the spool for the next run.
+    public func finish(within grace: Duration) async -> UploadSummary {
+        events.finish()
+        await feeding.value
+        uploader.finishWhenDrained()
+        let uploading = self.uploading
+        let timer = Task {
+            try? await Task.sleep(for: grace)
+            uploading.cancel()
+        }
+        let summary = await uploading.value
+        timer.cancel()
+        return summary
+    }
+}

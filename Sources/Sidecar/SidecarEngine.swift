@@ -1,0 +1,423 @@
+import Foundation
+import Ingest
+import Logging
+import Recorder
+import ServiceLifecycle
+import Synchronization
+import Timeline
+import TransportModel
+import TransportStore
+
+/// `pushav serve` without its HTTP layer: per configured camera a Push AV Stream Transport cluster instance (its
+/// state in SQLite), a ``CameraRecorder``, and per allocated connection a ``ConnectionUpload`` through one durable
+/// spool. Commands arrive through ``transport(camera:)``; what they change reaches the recorders and uploaders from
+/// the cluster's change stream, so the HTTP API and the tests drive exactly the same path.
+public final class SidecarEngine: SidecarControl, Service {
+    public let configuration: ServeConfiguration
+    public let spool: SegmentSpool
+    private let cameras: [Camera]
+    private let uploadPolicy: UploadPolicy
+    private let logger: Logger
+    private let uploads = Mutex<[UploadKey: ConnectionUpload]>([:])
+    /// Uploads of connections that were modified or deallocated, finishing what they hold.
+    private let retiring = Mutex<[Task<Void, Never>]>([])
+
+    final class Camera: Sendable {
+        let configuration: CameraConfiguration
+        let server: PushAVStreamTransportServer
+        let store: TransportStore
+        let recorder: CameraRecorder
+        let attributes: Mutex<CameraAttributes>
+        let attributesFile: URL
+
+        init(configuration: CameraConfiguration, server: PushAVStreamTransportServer, store: TransportStore,
+             recorder: CameraRecorder, attributes: CameraAttributes, attributesFile: URL) {
+            self.configuration = configuration
+            self.server = server
+            self.store = store
+            self.recorder = recorder
+            self.attributes = Mutex(attributes)
+            self.attributesFile = attributesFile
+        }
+    }
+
+    struct UploadKey: Hashable, Sendable {
+        let camera: String
+        let connection: UInt16
+    }
+
+    /// Opens (or creates) the state under `configuration.state`: one SQLite store per camera, the spool, the
+    /// camera attributes. Registers each camera's allocated streams and zones from the configuration.
+    public init(configuration: ServeConfiguration, uploadPolicy: UploadPolicy? = nil,
+                logger: Logger = Logger(label: "pushav.serve")) async throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.uploadPolicy = uploadPolicy ?? UploadPolicy(segmentDuration: .seconds(4))
+        let state = URL(fileURLWithPath: configuration.state)
+        let camerasDirectory = state.appendingPathComponent("cameras")
+        try FileManager.default.createDirectory(at: camerasDirectory, withIntermediateDirectories: true)
+        spool = try SegmentSpool(directory: state.appendingPathComponent("spool"),
+                                 capacity: configuration.spoolCapacityMiB << 20, logger: logger)
+        var cameras: [Camera] = []
+        for camera in configuration.cameras {
+            let store: TransportStore
+            do {
+                store = try TransportStore(path: camerasDirectory.appendingPathComponent("\(camera.id).sqlite").path)
+            } catch {
+                throw ServeError("cannot open the state of camera \(camera.id): \(error)")
+            }
+            let server = try PushAVStreamTransportServer(capabilities: Self.capabilities, persistence: store)
+            try await Self.register(camera, on: server)
+            let attributesFile = camerasDirectory.appendingPathComponent("\(camera.id).attributes.json")
+            let attributes = (try? JSONDecoder().decode(CameraAttributes.self, from: Data(contentsOf: attributesFile)))
+                ?? CameraAttributes()
+            let recorder = CameraRecorder(configuration: camera,
+                                          output: state.appendingPathComponent("recording").appendingPathComponent(camera.id),
+                                          logger: logger)
+            cameras.append(Camera(configuration: camera, server: server, store: store, recorder: recorder,
+                                  attributes: attributes, attributesFile: attributesFile))
+        }
+        self.cameras = cameras
+        for camera in cameras {
+            let id = camera.configuration.id
+            await camera.server.setUploadsPendingQuery { [weak self] connection in
+                self?.uploads.withLock { $0[UploadKey(camera: id, connection: connection)] }?.uploader.isBusy() ?? false
+            }
+        }
+    }
+
+    /// What this recorder implements (H.264 and HEVC packaged without transcoding, AAC and Opus audio).
+    static let capabilities = TransportCapabilities(
+        supportedVideoCodecs: [.h264, .hevc], supportedAudioCodecs: [.aacLC, .opus])
+
+    /// The configuration's streams and zones, as the camera's CameraAvStreamManagement and Zone Management would
+    /// hold them: what AllocatePushTransport validates against.
+    private static func register(_ camera: CameraConfiguration, on server: PushAVStreamTransportServer) async throws {
+        do {
+            try await server.setAllocatedVideoStream(AllocatedVideoStream(
+                videoStreamID: camera.videoStreamID, codec: .h264, keyFrameInterval: 4000, streamUsage: .recording,
+                maxBitRate: 20_000_000))
+            if let audio = camera.audioStreamID {
+                try await server.setAllocatedAudioStream(AllocatedAudioStream(
+                    audioStreamID: audio, codec: .aacLC, streamUsage: .recording, bitRate: 128_000))
+            }
+            for zone in camera.zones { try await server.setZone(zone) }
+        } catch {
+            throw ServeError("cannot register the streams of camera \(camera.id): \(error)")
+        }
+    }
+
+    // MARK: - Running (Service)
+
+    /// Records and uploads until graceful shutdown: then every recorder stops reading and ends its open recordings
+    /// (End events), the uploads spool what was cut and get a few seconds to deliver it, and the stores close.
+    public func run() async throws {
+        await withDiscardingTaskGroup { group in
+            for camera in cameras {
+                let changes = await camera.server.changes()
+                for connection in await camera.server.allConnections() { await attach(connection, on: camera) }
+                group.addTask { await self.follow(changes, on: camera) }
+                group.addTask { await camera.recorder.run() }
+                group.addTask {
+                    await camera.server.runExpiryTimer { error in
+                        self.logger.error("expiring connections failed", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+            group.addTask {
+                // Park until shutdown, then stop the recorders; the followers and expiry timers end with the group.
+                await withGracefulShutdownHandler {
+                    await AsyncStream<Void> { _ in }.first { _ in true }
+                } onGracefulShutdown: {
+                    for camera in self.cameras { camera.recorder.requestStop() }
+                }
+            }
+            for camera in cameras {
+                group.addTask {
+                    while camera.recorder.status.state != .stopped, !Task.isCancelled {
+                        try? await Task.sleep(for: .milliseconds(50))
+                    }
+                    await camera.server.finishSubscriptions()
+                }
+            }
+        }
+        await finishUploads(within: .seconds(3))
+        for camera in cameras { try? camera.store.close() }
+    }
+
+    private func finishUploads(within grace: Duration) async {
+        let all = uploads.withLock { uploads in
+            defer { uploads.removeAll() }
+            return Array(uploads.values)
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for upload in all { group.addTask { _ = await upload.finish(within: grace) } }
+        }
+        for task in retiring.withLock({ $0 }) { task.cancel() }
+    }
+
+    private func follow(_ changes: AsyncStream<TransportChange>, on camera: Camera) async {
+        let recorder = camera.recorder
+        for await change in changes {
+            switch change {
+            case .allocated(let connection), .modified(let connection):
+                await attach(connection, on: camera)
+            case .statusChanged(let id, let status):
+                recorder.setActive(id, status == .active)
+            case .deallocated(let id, let reason):
+                recorder.detach(id)
+                retireUpload(UploadKey(camera: camera.configuration.id, connection: id), reason: "\(reason)")
+            case .manuallyTriggered(let trigger):
+                recorder.trigger(trigger.connectionID, reason: trigger.activationReason,
+                                 timeControl: ClipTimeControl(trigger.timeControl))
+            case .recordingCut(let id, _, _):
+                recorder.cut(id)
+            case .registriesChanged:
+                break
+            }
+        }
+    }
+
+    /// Records `connection` from its camera's pipeline and uploads to its URL (replacing an earlier attachment).
+    private func attach(_ connection: StoredConnection, on camera: Camera) async {
+        let id = connection.connectionID
+        let key = UploadKey(camera: camera.configuration.id, connection: id)
+        let tls = await camera.server.tlsEndpoint(forConnection: id).map(ClientTLSMaterial.init)
+        do {
+            let upload = try makeUpload(connection, tls: tls, camera: camera)
+            if let previous = uploads.withLock({ $0.updateValue(upload, forKey: key) }) {
+                retire(previous, reason: "modified")
+            }
+            let muted = camera.attributes.withLock { $0.recordingMicrophoneMuted }
+            let policy = try self.policy(connection, camera: camera, upload: upload, includeAudio: !muted)
+            camera.recorder.attach(id, policy: policy, active: connection.transportStatus == .active)
+            logger.info("connection recording", metadata: [
+                "camera": "\(camera.configuration.id)", "connection": "\(id)", "url": "\(connection.transportOptions.url)",
+                "trigger": "\(connection.transportOptions.triggerOptions.triggerType)",
+                "status": "\(connection.transportStatus)",
+            ])
+        } catch {
+            // Allocation validated these options; what is left is the recorder's own refusal (e.g. CENC).
+            logger.error("connection cannot be recorded", metadata: [
+                "camera": "\(camera.configuration.id)", "connection": "\(id)", "error": "\(error)",
+            ])
+        }
+    }
+
+    private func makeUpload(_ connection: StoredConnection, tls: ClientTLSMaterial?, camera: Camera) throws -> ConnectionUpload {
+        let options = connection.transportOptions
+        let url = options.url.hasSuffix("/") ? options.url : options.url + "/"
+        let segment = Duration.milliseconds(Int64(options.containerOptions.cmafContainerOptions?.segmentDuration ?? 4000))
+        let policy = uploadPolicy
+        let endpoint = UploadEndpoint(url: url, connection: "\(camera.configuration.id)/\(connection.connectionID)", tls: tls)
+        return ConnectionUpload(uploader: try SegmentUploader(spool: spool, endpoint: endpoint, policy: policy,
+                                                              segmentDuration: segment, logger: logger))
+    }
+
+    private func policy(_ connection: StoredConnection, camera: Camera, upload: ConnectionUpload,
+                        includeAudio: Bool) throws -> ClipPolicy {
+        let id = connection.connectionID
+        let output = camera.recorder.output.appendingPathComponent("connection-\(id)")
+        let options = try RecordingOptions(transport: connection.transportOptions, zones: camera.configuration.zones,
+                                           output: output)
+        var policy = options.policies[0]
+        let hasAudio = connection.transportOptions.audioStreamID?.value != nil
+        policy.format = SessionFormat(segmentDuration: options.segmentDuration, chunkDuration: options.chunkDuration,
+                                      videoTrackName: options.videoTrackName, audioTrackName: options.audioTrackName,
+                                      includeAudio: includeAudio && hasAudio, writeClips: false)
+        let server = camera.server
+        let recorder = camera.recorder
+        let started = Mutex<[Int: Date]>([:])
+        let logger = self.logger
+        policy.hooks = SessionHooks(
+            begin: { trigger in
+                let session = try blockingCall { () async throws(TransportCommandError) -> UInt64 in
+                    try await server.recordingStarted(connectionID: id, trigger: trigger)
+                }
+                started.withLock { $0[Int(session)] = Date() }
+                return Int(session)
+            },
+            end: { session in
+                _ = try? blockingCall { () async throws(TransportCommandError) -> Bool in
+                    await server.recordingEnded(connectionID: id, sessionNumber: UInt64(session))
+                }
+            },
+            finished: { record in
+                upload.handle(.sessionFinished(record))
+                recorder.noteClip(CameraStatus.RecentClip(
+                    connectionID: id, cmafSessionNumber: UInt64(record.session),
+                    started: started.withLock { $0.removeValue(forKey: record.session) } ?? Date(), ended: Date(),
+                    endReason: record.endReason))
+                // The bytes went to the spool with the events; the working copy is not needed.
+                try? FileManager.default.removeItem(at: output.appendingPathComponent("session_\(record.session)"))
+                logger.info("recording finished", metadata: [
+                    "connection": "\(id)", "session": "\(record.session)", "duration": "\(record.duration)",
+                    "reason": "\(record.endReason)",
+                ])
+            },
+            events: { event in upload.handle(event) })
+        return policy
+    }
+
+    /// A deallocated connection's pending objects are still delivered: its uploader runs until the spool holds
+    /// nothing of it (or its retry budget gives up), then stops.
+    private func retireUpload(_ key: UploadKey, reason: String) {
+        guard let upload = uploads.withLock({ $0.removeValue(forKey: key) }) else { return }
+        retire(upload, reason: reason)
+    }
+
+    private func retire(_ upload: ConnectionUpload, reason: String) {
+        let logger = self.logger
+        let task = Task {
+            let summary = await upload.finish()
+            logger.info("connection upload finished", metadata: [
+                "connection": "\(upload.uploader.endpoint.connection)", "reason": "\(reason)",
+                "delivered": "\(summary.delivered)", "complete": "\(summary.complete)",
+            ])
+        }
+        retiring.withLock { $0.append(task) }
+    }
+
+    // MARK: - SidecarControl
+
+    public var cameraIDs: [String] { cameras.map(\.configuration.id) }
+
+    private func camera(_ id: String) -> Camera? { cameras.first { $0.configuration.id == id } }
+
+    public func transport(camera id: String) -> PushAVStreamTransportServer? { camera(id)?.server }
+
+    public func cameraStatuses() async -> [CameraStatus] { cameras.map(\.recorder.status) }
+
+    public func attributes(camera id: String) async -> CameraAttributes? {
+        guard let camera = camera(id) else { return nil }
+        var attributes = camera.attributes.withLock { $0 }
+        let privacy = await camera.server.currentRegistries.privacyModes
+        attributes.softRecordingPrivacyModeEnabled = privacy.softRecordingPrivacyModeEnabled
+        attributes.softLivestreamPrivacyModeEnabled = privacy.softLivestreamPrivacyModeEnabled
+        return attributes
+    }
+
+    public func updateAttributes(camera id: String, _ change: CameraAttributesChange) async throws(TransportCommandError)
+        -> CameraAttributes
+    {
+        guard let camera = camera(id), let current = await attributes(camera: id) else {
+            throw .im(.notFound, "camera \(id): no such camera")
+        }
+        let updated = change.applied(to: current)
+        if updated.softRecordingPrivacyModeEnabled != current.softRecordingPrivacyModeEnabled
+            || updated.softLivestreamPrivacyModeEnabled != current.softLivestreamPrivacyModeEnabled
+        {
+            var modes = await camera.server.currentRegistries.privacyModes
+            modes.softRecordingPrivacyModeEnabled = updated.softRecordingPrivacyModeEnabled
+            modes.softLivestreamPrivacyModeEnabled = updated.softLivestreamPrivacyModeEnabled
+            try await camera.server.setPrivacyModes(modes)  // persisted; ends recordings privacy now forbids
+        }
+        if updated.recordingMicrophoneMuted != current.recordingMicrophoneMuted {
+            do {
+                try await offPool {
+                    try JSONEncoder().encode(updated).write(to: camera.attributesFile, options: .atomic)
+                }
+            } catch {
+                throw .im(.failure, "cannot persist the attributes of camera \(id): \(error)")
+            }
+            camera.attributes.withLock { $0.recordingMicrophoneMuted = updated.recordingMicrophoneMuted }
+            for connection in await camera.server.allConnections() {
+                let hasAudio = connection.transportOptions.audioStreamID?.value != nil
+                camera.recorder.setAudio(connection.connectionID, hasAudio && !updated.recordingMicrophoneMuted)
+            }
+        }
+        return updated
+    }
+
+    public func addTLSEndpoint(_ request: TLSEndpointRequest, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16 {
+        let material = ClientTLSMaterial(trustedCertificates: Array(request.caCertificate.utf8),
+                                         certificateChain: Array(request.clientCertificate.utf8),
+                                         privateKey: Array(request.clientKey.utf8))
+        do {
+            _ = try material.makeTLSConfiguration()
+        } catch {
+            throw .im(.constraintError, "caCertificate, clientCertificate, clientKey: not usable PEM (\(error))")
+        }
+        guard !request.hostname.isEmpty, request.port > 0 else {
+            throw .im(.constraintError, "hostname, port: required")
+        }
+        let used = Set(await tlsEndpoints(fabric: fabric).map(\.endpointID))
+        guard let endpointID = (UInt16(1)...UInt16.max - 1).first(where: { !used.contains($0) }) else {
+            throw .im(.resourceExhausted, "no free TLS endpoint ID")
+        }
+        let endpoint = TLSEndpoint(fabricIndex: fabric, endpointID: endpointID, hostname: request.hostname,
+                                   port: request.port, caCertificate: Data(request.caCertificate.utf8),
+                                   clientCertificateChain: [Data(request.clientCertificate.utf8)],
+                                   privateKey: Data(request.clientKey.utf8))
+        for camera in cameras { try await camera.server.setTLSEndpoint(endpoint) }
+        return endpointID
+    }
+
+    public func tlsEndpoints(fabric: FabricIndex) async -> [TLSEndpointSummary] {
+        guard let first = cameras.first else { return [] }
+        return await first.server.currentRegistries.tlsEndpoints.values
+            .filter { $0.fabricIndex == fabric }
+            .sorted { $0.endpointID < $1.endpointID }
+            .map {
+                TLSEndpointSummary(endpointID: $0.endpointID, hostname: $0.hostname, port: $0.port,
+                                   caCertificate: String(decoding: $0.caCertificate, as: UTF8.self),
+                                   clientCertificate: $0.clientCertificateChain.map { String(decoding: $0, as: UTF8.self) }
+                                       .joined())
+            }
+    }
+
+    public func removeTLSEndpoint(_ endpointID: UInt16, fabric: FabricIndex) async throws(TransportCommandError) {
+        guard await tlsEndpoints(fabric: fabric).contains(where: { $0.endpointID == endpointID }) else {
+            throw .im(.notFound, "endpointID: fabric \(fabric) has no TLS endpoint \(endpointID)")
+        }
+        for camera in cameras {
+            let inUse = await camera.server.allConnections().contains {
+                $0.fabricIndex == fabric && $0.transportOptions.tlsEndpointID == endpointID
+            }
+            if inUse { throw .im(.invalidInState, "endpointID: TLS endpoint \(endpointID) is used by a connection") }
+        }
+        for camera in cameras { try await camera.server.removeTLSEndpoint(fabricIndex: fabric, endpointID: endpointID) }
+    }
+
+    public func health() async -> SidecarHealth {
+        let statuses = await cameraStatuses()
+        let pending = (try? spool.statistics().queueDepth) ?? 0
+        return SidecarHealth(status: statuses.allSatisfy { $0.state == .streaming } ? "ok" : "degraded",
+                             cameras: Dictionary(statuses.map { ($0.id, $0.state) }, uniquingKeysWith: { a, _ in a }),
+                             pendingUploads: pending)
+    }
+}
+
+/// A start-up or state error of `pushav serve`.
+public struct ServeError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+extension ClipTimeControl {
+    init(_ control: TransportMotionTriggerTimeControlStruct) {
+        self.init(initial: Int64(control.initialDuration), augmentation: Int64(control.augmentationDuration),
+                  max: Int64(control.maxDuration), blind: Int64(control.blindDuration))
+    }
+}
+
+/// Runs an actor call from a thread that is not part of Swift's pool (the media thread) and waits for it.
+func blockingCall<T: Sendable>(_ body: @escaping @Sendable () async throws(TransportCommandError) -> T) throws(TransportCommandError) -> T {
+    let result = Mutex<Result<T, TransportCommandError>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        let outcome: Result<T, TransportCommandError>
+        do throws(TransportCommandError) { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+        result.withLock { $0 = outcome }
+        done.signal()
+    }
+    done.wait()
+    return try result.withLock { $0! }.get()
+}
+
+/// Blocking file work, off Swift's cooperative pool.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
+}
