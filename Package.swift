@@ -121,9 +121,12 @@ let package = Package(
         .testTarget(
             name: "SidecarAPITests",
             dependencies: [
-                "SidecarAPI", "Sidecar", "TransportModel", "TestSupport",
+                "SidecarAPI", "Sidecar", "TransportModel", "Motion", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                // Reads the event stream as it arrives (the test clients collect whole bodies).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "MotionTests", dependencies: ["Motion", "TestSupport"]),

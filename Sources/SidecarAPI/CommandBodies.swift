@@ -1,0 +1,115 @@
+import Foundation
+import Sidecar
+import TransportModel
+
+// The request and response bodies of the cluster's commands: the command's fields by the cluster's names (the
+// Google Home trait's spelling, as `TransportOptionsStruct` already uses), as one JSON object.
+
+/// AllocatePushTransport.
+public struct AllocatePushTransportRequest: Codable, Sendable, Hashable {
+    public var transportOptions: TransportOptionsStruct
+
+    public init(transportOptions: TransportOptionsStruct) { self.transportOptions = transportOptions }
+}
+
+/// AllocatePushTransportResponse.
+public struct AllocatePushTransportResponse: Codable, Sendable, Hashable {
+    public var transportConfiguration: TransportConfigurationStruct
+
+    public init(transportConfiguration: TransportConfigurationStruct) { self.transportConfiguration = transportConfiguration }
+}
+
+/// ModifyPushTransport.
+public struct ModifyPushTransportRequest: Codable, Sendable, Hashable {
+    public var connectionID: UInt16
+    public var transportOptions: TransportOptionsStruct
+
+    public init(connectionID: UInt16, transportOptions: TransportOptionsStruct) {
+        self.connectionID = connectionID
+        self.transportOptions = transportOptions
+    }
+}
+
+/// SetTransportStatus. `connectionID` is mandatory but nullable, as in the cluster: null means every connection of
+/// the caller's fabric.
+public struct SetTransportStatusRequest: Codable, Sendable, Hashable {
+    public var connectionID: Nullable<UInt16>
+    public var transportStatus: TransportStatusEnum
+
+    public init(connectionID: Nullable<UInt16>, transportStatus: TransportStatusEnum) {
+        self.connectionID = connectionID
+        self.transportStatus = transportStatus
+    }
+}
+
+/// ManuallyTriggerTransport. `userDefined` travels as base64 (at most 256 bytes decoded).
+public struct ManuallyTriggerTransportRequest: Codable, Sendable, Hashable {
+    public var connectionID: UInt16
+    public var activationReason: TriggerActivationReasonEnum
+    public var timeControl: TransportMotionTriggerTimeControlStruct?
+    public var userDefined: Data?
+
+    public init(connectionID: UInt16, activationReason: TriggerActivationReasonEnum,
+                timeControl: TransportMotionTriggerTimeControlStruct? = nil, userDefined: Data? = nil) {
+        self.connectionID = connectionID
+        self.activationReason = activationReason
+        self.timeControl = timeControl
+        self.userDefined = userDefined
+    }
+}
+
+/// FindTransport. `connectionID` null or absent means every connection of the caller's fabric.
+public struct FindTransportRequest: Codable, Sendable, Hashable {
+    public var connectionID: UInt16?
+
+    public init(connectionID: UInt16? = nil) { self.connectionID = connectionID }
+}
+
+/// FindTransportResponse.
+public struct FindTransportResponse: Codable, Sendable, Hashable {
+    public var transportConfigurations: [TransportConfigurationStruct]
+
+    public init(transportConfigurations: [TransportConfigurationStruct]) {
+        self.transportConfigurations = transportConfigurations
+    }
+}
+
+/// DeallocatePushTransport.
+public struct DeallocatePushTransportRequest: Codable, Sendable, Hashable {
+    public var connectionID: UInt16
+
+    public init(connectionID: UInt16) { self.connectionID = connectionID }
+}
+
+/// The answer of a command whose response is a plain status: `{}`.
+public struct EmptyResponse: Codable, Sendable, Hashable {
+    public init() {}
+}
+
+/// `GET`/`PUT /v1/cameras/{camera}/attributes/{name}`: an attribute's value, and the body of a write.
+public struct AttributeValue<Value: Codable & Sendable & Hashable>: Codable, Sendable, Hashable {
+    public var value: Value
+
+    public init(value: Value) { self.value = value }
+}
+
+/// `POST /v1/tls/endpoints`'s answer.
+public struct TLSEndpointCreated: Codable, Sendable, Hashable {
+    public var endpointID: UInt16
+
+    public init(endpointID: UInt16) { self.endpointID = endpointID }
+}
+
+/// `GET /v1/tls/endpoints`.
+public struct TLSEndpointList: Codable, Sendable, Hashable {
+    public var endpoints: [TLSEndpointSummary]
+
+    public init(endpoints: [TLSEndpointSummary]) { self.endpoints = endpoints }
+}
+
+/// `GET /v1/cameras`.
+public struct CameraList: Codable, Sendable, Hashable {
+    public var cameras: [CameraStatus]
+
+    public init(cameras: [CameraStatus]) { self.cameras = cameras }
+}

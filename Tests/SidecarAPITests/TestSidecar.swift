@@ -1,0 +1,185 @@
+import Foundation
+import Motion
+import Sidecar
+import Synchronization
+import TestSupport
+import TransportModel
+
+/// A ``SidecarControl`` over real ``PushAVStreamTransportServer``s (volatile persistence) for two cameras, with the
+/// registries the engine would configure: an H.264 stream (4 s key-frame interval) and an Opus stream for Recording,
+/// three zones. `cam2` has a 3 Mbit/s MaxNetworkBandwidth, so a second 2 Mbit/s transport is RESOURCE_EXHAUSTED.
+/// TLS endpoints come in through the API, as in the product.
+final class TestSidecar: SidecarControl {
+    static let videoStreamID: UInt16 = 10
+    static let audioStreamID: UInt16 = 20
+
+    let cameraIDs = ["cam1", "cam2"]
+    let servers: [String: PushAVStreamTransportServer]
+    private let state = Mutex(State())
+
+    private struct State {
+        var attributes: [String: CameraAttributes] = ["cam1": CameraAttributes(), "cam2": CameraAttributes()]
+        var endpoints: [FabricIndex: [UInt16: TLSEndpointSummary]] = [:]
+        var nextEndpointID: [FabricIndex: UInt16] = [:]
+    }
+
+    init() throws {
+        let registries = TransportRegistries(
+            zones: [1, 2, 3].map {
+                MotionZone(id: $0, name: "Zone\($0)", polygon: [.init(x: 10, y: 10), .init(x: 20, y: 10), .init(x: 20, y: 20)])
+            },
+            videoStreams: [AllocatedVideoStream(
+                videoStreamID: Self.videoStreamID, keyFrameInterval: 4000, streamUsage: .recording, maxBitRate: 2_000_000)],
+            audioStreams: [AllocatedAudioStream(audioStreamID: Self.audioStreamID, streamUsage: .recording, bitRate: 64_000)])
+        func server(_ capabilities: TransportCapabilities) throws -> PushAVStreamTransportServer {
+            try PushAVStreamTransportServer(
+                capabilities: capabilities,
+                persistence: VolatileTransportPersistence(initialState: PersistentTransportState(registries: registries)),
+                clock: ManualClock())
+        }
+        servers = [
+            "cam1": try server(TransportCapabilities(maxZones: 3)),
+            "cam2": try server(TransportCapabilities(maxZones: 3, maxNetworkBandwidth: 3_000_000)),
+        ]
+    }
+
+    func transport(camera: String) -> PushAVStreamTransportServer? { servers[camera] }
+
+    func cameraStatuses() async -> [CameraStatus] {
+        [
+            CameraStatus(
+                id: "cam1", source: "rtsp://192.0.2.10/main", state: .streaming, framesAnalysed: 1500,
+                lastMotion: Date(timeIntervalSince1970: 1_750_000_000), connections: await servers["cam1"]!.allConnections().count,
+                recentClips: [CameraStatus.RecentClip(
+                    connectionID: 1, cmafSessionNumber: 3, started: Date(timeIntervalSince1970: 1_750_000_000),
+                    ended: Date(timeIntervalSince1970: 1_750_000_012), endReason: "initialDuration")]),
+            CameraStatus(id: "cam2", source: "file:///media/loop.mp4", state: .reconnecting, lastError: "connection refused"),
+        ]
+    }
+
+    func attributes(camera: String) async -> CameraAttributes? { state.withLock { $0.attributes[camera] } }
+
+    func updateAttributes(camera: String, _ change: CameraAttributesChange) async throws(TransportCommandError) -> CameraAttributes {
+        guard let server = servers[camera], let current = state.withLock({ $0.attributes[camera] }) else {
+            throw .im(.notFound, "camera: no camera \(camera)")
+        }
+        let updated = change.applied(to: current)
+        try await server.setPrivacyModes(PrivacyModes(
+            softRecordingPrivacyModeEnabled: updated.softRecordingPrivacyModeEnabled,
+            softLivestreamPrivacyModeEnabled: updated.softLivestreamPrivacyModeEnabled))
+        state.withLock { $0.attributes[camera] = updated }
+        return updated
+    }
+
+    func addTLSEndpoint(_ request: TLSEndpointRequest, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16 {
+        guard let ca = PEM.blocks(request.caCertificate, label: "CERTIFICATE").first else {
+            throw .im(.constraintError, "caCertificate: no PEM certificate")
+        }
+        let chain = PEM.blocks(request.clientCertificate, label: "CERTIFICATE")
+        guard !chain.isEmpty else { throw .im(.constraintError, "clientCertificate: no PEM certificate") }
+        guard let key = PEM.blocks(request.clientKey, label: "PRIVATE KEY").first else {
+            throw .im(.constraintError, "clientKey: no PEM private key")
+        }
+        let endpointID = state.withLock { state in
+            let id = state.nextEndpointID[fabric, default: 1]
+            state.nextEndpointID[fabric] = id + 1
+            return id
+        }
+        for server in servers.values {
+            try await server.setTLSEndpoint(TLSEndpoint(
+                fabricIndex: fabric, endpointID: endpointID, hostname: request.hostname, port: request.port,
+                caCertificate: ca, clientCertificateChain: chain, privateKey: key))
+        }
+        state.withLock {
+            $0.endpoints[fabric, default: [:]][endpointID] = TLSEndpointSummary(
+                endpointID: endpointID, hostname: request.hostname, port: request.port,
+                caCertificate: request.caCertificate, clientCertificate: request.clientCertificate)
+        }
+        return endpointID
+    }
+
+    func tlsEndpoints(fabric: FabricIndex) async -> [TLSEndpointSummary] {
+        state.withLock { ($0.endpoints[fabric] ?? [:]).values.sorted { $0.endpointID < $1.endpointID } }
+    }
+
+    func removeTLSEndpoint(_ endpointID: UInt16, fabric: FabricIndex) async throws(TransportCommandError) {
+        guard state.withLock({ $0.endpoints[fabric]?[endpointID] }) != nil else {
+            throw .im(.notFound, "endpointID: no TLS endpoint \(endpointID) in this fabric")
+        }
+        for server in servers.values {
+            let users = await server.allConnections().filter {
+                $0.fabricIndex == fabric && $0.transportOptions.tlsEndpointID == endpointID
+            }
+            if let user = users.first {
+                throw .im(.invalidInState, "endpointID: connection \(user.connectionID) uses TLS endpoint \(endpointID)")
+            }
+        }
+        for server in servers.values { try await server.removeTLSEndpoint(fabricIndex: fabric, endpointID: endpointID) }
+        _ = state.withLock { $0.endpoints[fabric]?.removeValue(forKey: endpointID) }
+    }
+
+    func health() async -> SidecarHealth {
+        SidecarHealth(status: "degraded", cameras: ["cam1": .streaming, "cam2": .reconnecting], pendingUploads: 2)
+    }
+}
+
+/// PEM blocks as DER: what the double checks a certificate or key parses as.
+enum PEM {
+    static func blocks(_ text: String, label: String) -> [Data] {
+        var blocks: [Data] = []
+        var body: String?
+        for line in text.split(whereSeparator: \.isNewline).map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if line.hasPrefix("-----BEGIN "), line.hasSuffix(label + "-----") {
+                body = ""
+            } else if line.hasPrefix("-----END "), let collected = body {
+                guard let der = Data(base64Encoded: collected), !der.isEmpty else { return [] }
+                blocks.append(der)
+                body = nil
+            } else if body != nil {
+                body! += line
+            }
+        }
+        return blocks
+    }
+}
+
+/// A throwaway CA and client certificate made with the openssl CLI, once per test process.
+enum TestCertificates {
+    struct Material: Sendable {
+        var caCertificate: String
+        var clientCertificate: String
+        var clientKey: String
+    }
+
+    private static let made = Mutex<Material?>(nil)
+
+    static func material() async throws -> Material {
+        if let material = made.withLock({ $0 }) { return material }
+        let directory = try TestPaths.scratchDirectory("sidecar-api-pki")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+        _ = try await ChildProcess.output("/usr/bin/openssl", ["req", "-x509"] + ec + [
+            "-keyout", path("ca.key"), "-out", path("ca.pem"), "-subj", "/CN=sidecar test CA", "-days", "2"])
+        _ = try await ChildProcess.output("/usr/bin/openssl", ["req"] + ec + [
+            "-keyout", path("client.key"), "-out", path("client.csr"), "-subj", "/CN=camera"])
+        _ = try await ChildProcess.output("/usr/bin/openssl", [
+            "x509", "-req", "-in", path("client.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
+            "-CAcreateserial", "-out", path("client.pem"), "-days", "2"])
+        let material = Material(
+            caCertificate: try String(contentsOfFile: path("ca.pem"), encoding: .utf8),
+            clientCertificate: try String(contentsOfFile: path("client.pem"), encoding: .utf8),
+            clientKey: try String(contentsOfFile: path("client.key"), encoding: .utf8))
+        guard !PEM.blocks(material.clientCertificate, label: "CERTIFICATE").isEmpty,
+              !PEM.blocks(material.clientKey, label: "PRIVATE KEY").isEmpty else {
+            throw TestCertificateError(message: "openssl made no usable PEM in \(directory.path)")
+        }
+        made.withLock { $0 = material }
+        return material
+    }
+}
+
+struct TestCertificateError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
