@@ -83,7 +83,7 @@ public final class CameraRecorder: Sendable {
 
     /// ManuallyTriggerTransport. Without a source there are no frames to record: logged and counted.
     public func trigger(_ id: UInt16, reason: TriggerActivationReasonEnum, timeControl: ClipTimeControl?) {
-        guard let control = state.withLock({ $0.source == .streaming ? $0.control : nil }) else {
+        guard let control = state.withLock({ $0.control }), control.statistics.packetsRead > 0 else {
             state.withLock { $0.lostTriggers += 1 }
             logger.warning("manual trigger while the camera source is down: nothing can be recorded",
                            metadata: ["camera": "\(configuration.id)", "connection": "\(id)"])
@@ -132,7 +132,7 @@ public final class CameraRecorder: Sendable {
     public func run() async {
         let isFile = !configuration.source.contains("://") || configuration.source.hasPrefix("file:")
         var backoff = Duration.seconds(1)
-        while !stop.isRequested {
+        while !stop.isRequested && !Task.isCancelled {
             let control = RecordingControl()
             state.withLock { state in
                 if let previous = state.control {

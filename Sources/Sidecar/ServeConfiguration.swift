@@ -103,9 +103,12 @@ public struct CameraConfiguration: Sendable, Hashable {
     public var audioStreamID: UInt16?
     /// The camera's Zone Management zones, in the video's pixel coordinates.
     public var zones: [MotionZone]
+    /// The video stream's KeyFrameInterval in milliseconds (its GOP): segment durations must be multiples of it.
+    public var keyFrameInterval: Int
 
     public init(id: String, source: String, live: Bool = true, videoStreamID: UInt16 = 1, audioStreamID: UInt16? = nil,
-                zones: [MotionZone] = []) {
+                zones: [MotionZone] = [], keyFrameInterval: Int = 2000) {
+        self.keyFrameInterval = keyFrameInterval
         self.id = id
         self.source = source
         self.live = live
@@ -116,7 +119,7 @@ public struct CameraConfiguration: Sendable, Hashable {
 
     init(_ node: Node, path: String) throws(ConfigurationError) {
         let map = try ConfigurationMapping(node, path: path,
-                                           known: ["id", "source", "live", "videoStreamID", "audioStreamID", "zones"])
+                                           known: ["id", "source", "live", "videoStreamID", "audioStreamID", "zones", "keyFrameInterval"])
         id = try map.required("id") { node, path throws(ConfigurationError) in
             let id = try node.nonEmptyText(path)
             guard id.utf8.count <= 64, id.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) && $0.isASCII || $0 == "-" || $0 == "_" }) else {
@@ -135,6 +138,9 @@ public struct CameraConfiguration: Sendable, Hashable {
         if let audioStreamID, audioStreamID == videoStreamID {
             throw ConfigurationError(key: "\(path).audioStreamID", message: "must differ from videoStreamID \(videoStreamID)")
         }
+        keyFrameInterval = try map.optional("keyFrameInterval") { node, path throws(ConfigurationError) in
+            try node.integer(path, in: 1...65535)
+        } ?? 2000
         zones = try map.optional("zones") { node, path throws(ConfigurationError) in
             try node.list(path) { item, itemPath throws(ConfigurationError) in try Self.zone(item, path: itemPath) }
         } ?? []

@@ -95,7 +95,7 @@ public final class SidecarEngine: SidecarControl, Service {
     private static func register(_ camera: CameraConfiguration, on server: PushAVStreamTransportServer) async throws {
         do {
             try await server.setAllocatedVideoStream(AllocatedVideoStream(
-                videoStreamID: camera.videoStreamID, codec: .h264, keyFrameInterval: 4000, streamUsage: .recording,
+                videoStreamID: camera.videoStreamID, codec: .h264, keyFrameInterval: UInt16(camera.keyFrameInterval), streamUsage: .recording,
                 maxBitRate: 20_000_000))
             if let audio = camera.audioStreamID {
                 try await server.setAllocatedAudioStream(AllocatedAudioStream(
@@ -117,32 +117,37 @@ public final class SidecarEngine: SidecarControl, Service {
                 let changes = await camera.server.changes()
                 for connection in await camera.server.allConnections() { await attach(connection, on: camera) }
                 group.addTask { await self.follow(changes, on: camera) }
-                group.addTask { await camera.recorder.run() }
                 group.addTask {
                     await camera.server.runExpiryTimer { error in
                         self.logger.error("expiring connections failed", metadata: ["error": "\(error)"])
                     }
                 }
             }
-            group.addTask {
-                // Park until shutdown, then stop the recorders; the followers and expiry timers end with the group.
-                await withGracefulShutdownHandler {
-                    await AsyncStream<Void> { _ in }.first { _ in true }
-                } onGracefulShutdown: {
-                    for camera in self.cameras { camera.recorder.requestStop() }
-                }
-            }
-            for camera in cameras {
-                group.addTask {
-                    while camera.recorder.status.state != .stopped, !Task.isCancelled {
-                        try? await Task.sleep(for: .milliseconds(50))
+            // The recorders run until shutdown (or cancellation) asks them to stop; each then ends its open
+            // recordings at the last frame read, with their End events.
+            await withGracefulShutdownHandler {
+                await withDiscardingTaskGroup { recorders in
+                    for camera in cameras {
+                        recorders.addTask {
+                            await withTaskCancellationHandler {
+                                await camera.recorder.run()
+                            } onCancel: {
+                                camera.recorder.requestStop()
+                            }
+                        }
                     }
-                    await camera.server.finishSubscriptions()
                 }
+            } onGracefulShutdown: {
+                for camera in self.cameras { camera.recorder.requestStop() }
             }
+            logger.notice("recorders stopped; delivering what was cut")
+            // Event streams end (the API's subscribers see the stream close), change followers return.
+            for camera in cameras { await camera.server.finishSubscriptions() }
+            group.cancelAll()  // the expiry timers
         }
         await finishUploads(within: .seconds(3))
         for camera in cameras { try? camera.store.close() }
+        logger.notice("stopped")
     }
 
     private func finishUploads(within grace: Duration) async {

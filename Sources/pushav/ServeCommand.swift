@@ -70,9 +70,11 @@ struct ServeCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("pushav serve: listening on \(channel.localAddress.map { "\($0)" } ?? "?")\n".utf8))
             },
             logger: logger)
-        // Shutdown runs in reverse order: the API stops answering first, then the engine ends its recordings.
+        // Shutdown runs in reverse order: the engine first ends its recordings (End events) and finishes the event
+        // subscriptions, so open event streams end; then the API stops (it would otherwise wait for those streams).
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: engine), .init(service: application)],
+            services: [.init(service: application),
+                       .init(service: engine, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()
