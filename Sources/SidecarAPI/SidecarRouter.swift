@@ -279,6 +279,10 @@ enum RequestReading {
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+               let field = NumberRangeProbe.field(decoding: T.self, from: data) {
+                throw APIError.invalidCommand("\(field): number out of range for this field")
+            }
             throw APIError.invalidCommand(error.fieldMessage)
         }
     }

@@ -1,10 +1,52 @@
 import Foundation
-import SidecarAPI
+import HummingbirdTesting
+import Logging
+@testable import SidecarAPI
 import Testing
 
 @Suite struct OpenAPIDocumentTests {
+    private func document() throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: try SidecarAPI.openAPIDocument) as? [String: Any])
+    }
+
     @Test func documentIsOpenAPI31() throws {
-        let document = try JSONSerialization.jsonObject(with: try SidecarAPI.openAPIDocument) as? [String: Any]
-        #expect(document?["openapi"] as? String == "3.1.0")
+        #expect(try document()["openapi"] as? String == "3.1.0")
+    }
+
+    /// Every route the router has is in the document with its method, and the document has nothing the router lacks.
+    @Test func routesAndDocumentedPathsAreTheSame() throws {
+        let router = SidecarRouter.router(control: try TestSidecar(), logger: Logger(label: "openapi-test"))
+        let routed = Set(router.routes.map { "\($0.method.rawValue) \($0.path)" })
+        let paths = try #require(try document()["paths"] as? [String: [String: Any]])
+        let methods = ["get", "put", "post", "delete", "patch", "head", "options"]
+        let documented = Set(paths.flatMap { path, item in
+            item.keys.filter(methods.contains).map { "\($0.uppercased()) \(path)" }
+        })
+        #expect(routed.count == 22)
+        #expect(routed.subtracting(documented).isEmpty, "routes missing from openapi.json: \(routed.subtracting(documented).sorted())")
+        #expect(documented.subtracting(routed).isEmpty, "documented but not routed: \(documented.subtracting(routed).sorted())")
+    }
+
+    /// Every `$ref` points at a component that exists.
+    @Test func referencesResolve() throws {
+        let text = String(decoding: try SidecarAPI.openAPIDocument, as: UTF8.self)
+        let components = try #require(try document()["components"] as? [String: [String: Any]])
+        let regex = try NSRegularExpression(pattern: ##""\$ref": "#/components/(\w+)/(\w+)""##)
+        let matches = regex.matches(in: text, range: NSRange(text.startIndex..., in: text))
+        #expect(!matches.isEmpty)
+        for match in matches {
+            let kind = String(text[Range(match.range(at: 1), in: text)!])
+            let name = String(text[Range(match.range(at: 2), in: text)!])
+            #expect(components[kind]?[name] != nil, "unresolved $ref \(kind)/\(name)")
+        }
+    }
+
+    @Test func documentIsServed() async throws {
+        try await withAPI { _, client in
+            let response = try await client.call(.get, "/openapi.json")
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType] == "application/json")
+            #expect(Data(buffer: response.body) == (try SidecarAPI.openAPIDocument))
+        }
     }
 }

@@ -151,10 +151,12 @@ enum TestCertificates {
         var clientKey: String
     }
 
-    private static let made = Mutex<Material?>(nil)
+    /// Made once, by the first caller; concurrent tests await the same material.
+    private static let made = Task { try await make() }
 
-    static func material() async throws -> Material {
-        if let material = made.withLock({ $0 }) { return material }
+    static func material() async throws -> Material { try await made.value }
+
+    private static func make() async throws -> Material {
         let directory = try TestPaths.scratchDirectory("sidecar-api-pki")
         defer { try? FileManager.default.removeItem(at: directory) }
         func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
@@ -174,7 +176,6 @@ enum TestCertificates {
               !PEM.blocks(material.clientKey, label: "PRIVATE KEY").isEmpty else {
             throw TestCertificateError(message: "openssl made no usable PEM in \(directory.path)")
         }
-        made.withLock { $0 = material }
         return material
     }
 }

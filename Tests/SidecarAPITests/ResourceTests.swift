@@ -1,0 +1,89 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Sidecar
+import SidecarAPI
+import Testing
+
+@Suite struct ResourceTests {
+    /// TLS endpoints: per-fabric IDs, listing without keys, refusal to remove one a connection uses, 204 on removal.
+    @Test func tlsEndpointLifecycle() async throws {
+        try await withAPI { _, client in
+            let pki = try await TestCertificates.material()
+            #expect(try await client.addTLSEndpoint(fabric: 1) == 1)
+            #expect(try await client.addTLSEndpoint(fabric: 1) == 2)
+            #expect(try await client.addTLSEndpoint(fabric: 2) == 1)
+
+            let created = try await client.call(
+                .post, "/v1/tls/endpoints",
+                json: String(decoding: try JSONEncoder().encode(TLSEndpointRequest(
+                    hostname: "other.example.com", port: 8443, caCertificate: pki.caCertificate,
+                    clientCertificate: pki.clientCertificate, clientKey: pki.clientKey)), as: UTF8.self))
+            #expect(created.status == .created)
+            #expect(created.text == #"{"endpointID":3}"#)
+            #expect(created.headers[.location] == "/v1/tls/endpoints/3")
+
+            let summary = { (id: UInt16, host: String, port: UInt16) in
+                TLSEndpointSummary(endpointID: id, hostname: host, port: port, caCertificate: pki.caCertificate,
+                                   clientCertificate: pki.clientCertificate)
+            }
+            let list = try await client.call(.get, "/v1/tls/endpoints")
+            #expect(try JSONDecoder().decode(TLSEndpointList.self, from: Data(buffer: list.body)).endpoints == [
+                summary(1, "ingest.example.com", 443), summary(2, "ingest.example.com", 443), summary(3, "other.example.com", 8443),
+            ])
+            #expect(!list.text.contains("PRIVATE KEY"))
+            let other = try await client.call(.get, "/v1/tls/endpoints", fabric: "2")
+            #expect(try JSONDecoder().decode(TLSEndpointList.self, from: Data(buffer: other.body)).endpoints.map(\.endpointID) == [1])
+            let one = try await client.call(.get, "/v1/tls/endpoints/3")
+            #expect(try JSONDecoder().decode(TLSEndpointSummary.self, from: Data(buffer: one.body)) == summary(3, "other.example.com", 8443))
+
+            #expect(try await allocate(client, Bodies.motionOptions(tls: 3)) == 1)
+            let inUse = try await client.call(.delete, "/v1/tls/endpoints/3")
+            #expect(inUse.status == .conflict)
+            #expect(inUse.errorBody?.status == "INVALID_IN_STATE")
+            _ = try await client.command("deallocatePushTransport", #"{"connectionID":1}"#)
+            let removed = try await client.call(.delete, "/v1/tls/endpoints/3")
+            #expect(removed.status == .noContent)
+            #expect(removed.body.readableBytes == 0)
+            for method in [HTTPRequest.Method.get, .delete] {
+                let gone = try await client.call(method, "/v1/tls/endpoints/3")
+                #expect(gone.status == .notFound)
+                #expect(gone.errorBody?.code == 0x8B)
+            }
+            // The removed endpoint is gone from the cluster too: allocating on it is InvalidTLSEndpoint.
+            let refused = try await client.command("allocatePushTransport", Bodies.allocate(Bodies.motionOptions(tls: 3)))
+            #expect(refused.status == .unprocessableContent)
+            #expect(refused.errorBody?.clusterStatus == 0x02)
+        }
+    }
+
+    /// Camera attributes read and write per camera; SupportedFormats is the cluster's.
+    @Test func attributes() async throws {
+        try await withAPI { _, client in
+            let path = "/v1/cameras/cam1/attributes/recordingMicrophoneMuted"
+            #expect(try await client.call(.get, path).text == #"{"value":false}"#)
+            let put = try await client.call(.put, path, json: #"{"value":true}"#)
+            #expect(put.status == .ok)
+            #expect(put.text == #"{"value":true}"#)
+            #expect(try await client.call(.get, path).text == #"{"value":true}"#)
+            #expect(try await client.call(.get, "/v1/cameras/cam2/attributes/recordingMicrophoneMuted").text == #"{"value":false}"#)
+            #expect(try await client.call(.get, "/v1/cameras/cam1/attributes/softLivestreamPrivacyModeEnabled").text == #"{"value":false}"#)
+            let formats = try await client.call(.get, "/v1/cameras/cam1/attributes/supportedFormats")
+            #expect(formats.text == #"{"value":[{"containerFormat":0,"ingestMethod":0}]}"#)
+        }
+    }
+
+    @Test func camerasAndHealth() async throws {
+        try await withAPI { _, client in
+            let cameras = try await client.call(.get, "/v1/cameras")
+            #expect(cameras.status == .ok)
+            #expect(cameras.text == #"{"cameras":[{"connections":0,"framesAnalysed":1500,"id":"cam1","lastMotion":"2025-06-15T15:06:40Z","#
+                + #""recentClips":[{"cmafSessionNumber":3,"connectionID":1,"endReason":"initialDuration","ended":"2025-06-15T15:06:52Z","#
+                + #""started":"2025-06-15T15:06:40Z"}],"source":"rtsp://192.0.2.10/main","state":"streaming"},"#
+                + #"{"connections":0,"framesAnalysed":0,"id":"cam2","lastError":"connection refused","recentClips":[],"#
+                + #""source":"file:///media/loop.mp4","state":"reconnecting"}]}"#)
+            let health = try await client.call(.get, "/health")
+            #expect(health.text == #"{"cameras":{"cam1":"streaming","cam2":"reconnecting"},"pendingUploads":2,"status":"degraded"}"#)
+        }
+    }
+}
