@@ -43,7 +43,7 @@ struct ServeConfigurationTests {
         ("state: s\nlisten: 127.0.0.1:70000\ncameras: [{id: a, source: f}]", #"listen: expected host:port with a port 1…65535, got "127.0.0.1:70000""#),
         ("state: s\nspoolCapacityMiB: lots\ncameras: [{id: a, source: f}]", #"spoolCapacityMiB: expected an integer, got "lots""#),
         ("state: s\nspoolCapacityMiB: 0\ncameras: [{id: a, source: f}]", "spoolCapacityMiB: must be 1…1048576, got 0"),
-        ("state: s\ncameras: [{id: a, source: f, sauce: g}]", "cameras[0].sauce: unknown key (known here: audioStreamID, id, live, source, videoStreamID, zones)"),
+        ("state: s\ncameras: [{id: a, source: f, sauce: g}]", "cameras[0].sauce: unknown key (known here: audioStreamID, id, keyFrameInterval, live, source, videoStreamID, zones)"),
         ("state: s\ncameras: [{id: a/b, source: f}]", #"cameras[0].id: use 1…64 of A–Z, a–z, 0–9, - and _ (it is part of API paths), got "a/b""#),
         ("state: s\ncameras: [{id: a, source: f}, {id: a, source: g}]", #"cameras[1].id: "a" is used by an earlier camera"#),
         ("state: s\ncameras: [{id: a}]", "cameras[0].source: required"),
