@@ -62,18 +62,20 @@ public final class ConnectionUpload: Sendable {
         return await uploading.value
     }
 
-    /// Spools what was handed over and stops uploading after `grace`; what is left stays in the spool for the next run.
-    public func finish(within grace: Duration) async -> UploadSummary {
+    /// Spools what was handed over and uploads until the spool is empty, but for at most `grace` after `stop` is
+    /// requested (at once if `stop` is nil); what is left then stays in the spool for the next run.
+    public func finish(grace: Duration, after stop: RecordingStop? = nil) async -> UploadSummary {
         events.finish()
         await feeding.value
         uploader.finishWhenDrained()
         let uploading = self.uploading
-        let timer = Task {
-            try? await Task.sleep(for: grace)
-            uploading.cancel()
+        let stop = stop ?? { let now = RecordingStop(); now.request(); return now }()
+        stop.whenRequested {
+            Task {
+                try? await Task.sleep(for: grace)
+                uploading.cancel()  // no effect if everything was delivered in time
+            }
         }
-        let summary = await uploading.value
-        timer.cancel()
-        return summary
+        return await uploading.value
     }
 }

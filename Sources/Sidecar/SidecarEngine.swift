@@ -156,7 +156,7 @@ public final class SidecarEngine: SidecarControl, Service {
             return Array(uploads.values)
         }
         await withTaskGroup(of: Void.self) { group in
-            for upload in all { group.addTask { _ = await upload.finish(within: grace) } }
+            for upload in all { group.addTask { _ = await upload.finish(grace: grace) } }
         }
         for task in retiring.withLock({ $0 }) { task.cancel() }
     }

@@ -75,36 +75,15 @@ struct PushOptions: ParsableArguments {
     }
 }
 
-/// Runs an uploader next to a recording: events are queued from the media thread (which must not block), spooled
-/// in order by one task and uploaded by the uploader's lanes.
+/// `--push`: the recording's events go through a ``ConnectionUpload`` (durable spool, then HTTPS PUT).
 final class RecordingUpload: Sendable {
-    let uploader: SegmentUploader
-    private let events: AsyncStream<IngestEvent>.Continuation
-    private let feeding: Task<Void, Never>
-    private let uploading: Task<UploadSummary, Never>
+    let delivery: ConnectionUpload
+    var uploader: SegmentUploader { delivery.uploader }
 
     init(uploader: SegmentUploader) {
-        self.uploader = uploader
-        let (stream, continuation) = AsyncStream.makeStream(of: IngestEvent.self)
-        events = continuation
-        // Spooling writes and fsyncs files and the journal: blocking I/O that must not occupy a thread of Swift's
-        // cooperative pool (two on a two-core camera box, shared with the HTTP client and the upload lanes).
-        let spoolQueue = DispatchQueue(label: "pushav-spool")
-        feeding = Task {
-            for await event in stream {
-                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                    spoolQueue.async {
-                        // A failure is logged and counted by the uploader (and fails `finish()` if data was lost).
-                        try? uploader.handle(event)
-                        done.resume()
-                    }
-                }
-            }
-        }
-        uploading = Task { await uploader.run() }
+        delivery = ConnectionUpload(uploader: uploader)
     }
 
-    /// Starts uploading (also what an earlier run left in the spool) and hooks into `options`; nil without `--push`.
     static func start(_ push: PushOptions, options: inout RecordingOptions, logger: Logger) throws -> RecordingUpload? {
         let segment = Duration.milliseconds(Int64((options.segmentDuration.seconds * 1000).rounded()))
         guard let uploader = try push.makeUploader(defaultSpool: options.output.appendingPathComponent(".spool"),
@@ -116,9 +95,8 @@ final class RecordingUpload: Sendable {
             options.policies[index].firstSession = max(options.policies[index].firstSession, next)
         }
         let upload = RecordingUpload(uploader: uploader)
-        options.events = { event in
-            if let mapped = IngestEvent(event) { upload.events.yield(mapped) }
-        }
+        let delivery = upload.delivery
+        options.events = { event in delivery.handle(event) }
         return upload
     }
 
@@ -128,18 +106,9 @@ final class RecordingUpload: Sendable {
     /// (two segment durations, 2…10 s); what is left stays in the spool, where `pushav upload` or the next
     /// `pushav record --push` delivers it. That is not a failure: nothing is lost.
     func finish(stop: RecordingStop? = nil) async throws {
-        events.finish()
-        await feeding.value
-        uploader.finishWhenDrained()
-        let uploading = self.uploading
+        // Without a stop: until the spool is empty (or the retry budget gives up). After a stop: a short grace.
         let grace = min(max(uploader.segmentDuration * 2, .seconds(2)), .seconds(10))
-        stop?.whenRequested {
-            Task {
-                try? await Task.sleep(for: grace)
-                uploading.cancel()  // no effect if everything was delivered in time
-            }
-        }
-        let summary = await uploading.value
+        let summary = await delivery.finish(grace: grace, after: stop ?? RecordingStop())
         let where_ = uploader.spool.directory.path
         if summary.lost > 0 {
             let named = summary.lostObjects.map(\.description).joined(separator: ", ")
