@@ -163,7 +163,8 @@ final class ClipRunner {
         // Audio of the clip may precede its first keyframe in demux order: start the cursor early enough to see it;
         // video before the keyframe is skipped and audio before the start is dropped by the writer.
         let cursor = buffer.live.first(where: { $0.pts >= keyframe.pts - .seconds(2) })?.sequence ?? keyframe.sequence
-        open = OpenClip(begin: begin, writer: writer, start: keyframe.pts, keyframeSequence: keyframe.sequence, cursor: cursor)
+        open = OpenClip(begin: begin, writer: writer, start: keyframe.pts, keyframeSequence: keyframe.sequence, cursor: cursor,
+                        hasAudio: hasAudio)
         logger.info("clip begins", metadata: [
             "session": "\(session)", "trigger": "\(begin.trigger.rawValue)", "t0": "\(begin.activationTime.seconds)",
             "start": "\(keyframe.pts.seconds)",
@@ -179,7 +180,7 @@ final class ClipRunner {
         for clip in closing { try clip.consume(buffer: buffer, limit: nil) }
         var stillClosing: [OpenClip] = []
         for clip in closing {
-            if inputEnded || clip.isComplete(hasAudio: hasAudio) {
+            if inputEnded || clip.isComplete() {
                 let record = try clip.finish(inputEnded: inputEnded)
                 if record.tracks.isEmpty {
                     // Not one of its video frames reached the muxer: its keyframe was pushed out of a full pre-roll
@@ -221,7 +222,11 @@ final class OpenClip {
     /// push the clip's keyframe out before it is written; the frames after it cannot be decoded without it.)
     private var startedVideo = false
 
-    init(begin: ClipBegin, writer: SessionWriter, start: MediaTime, keyframeSequence: Int, cursor: Int) {
+    /// Whether this clip records audio (fixed when it opens: muting applies from the next clip).
+    let hasAudio: Bool
+
+    init(begin: ClipBegin, writer: SessionWriter, start: MediaTime, keyframeSequence: Int, cursor: Int, hasAudio: Bool) {
+        self.hasAudio = hasAudio
         self.begin = begin
         self.writer = writer
         self.start = start
@@ -270,7 +275,7 @@ final class OpenClip {
         try writer.writeVideo(entry.packet, isRandomAccess: entry.isRandomAccess)
     }
 
-    func isComplete(hasAudio: Bool) -> Bool { videoPastEnd && (audioPastEnd || !hasAudio) }
+    func isComplete() -> Bool { videoPastEnd && (audioPastEnd || !hasAudio) }
 
     /// Whether `entry` would still be written into this clip (``consume`` has not passed it, and it lies inside).
     func needs(_ entry: PreRollBuffer.Entry) -> Bool {

@@ -101,6 +101,34 @@ import TransportModel
         #expect(!FileManager.default.fileExists(atPath: output.appendingPathComponent("session_1").path))
     }
 
+    /// A microphone muted while a recording runs leaves that recording alone; the next one has no audio track.
+    @Test func mutingAudioAppliesFromTheNextRecording() async throws {
+        let output = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: output) }
+        let log = HookLog(firstSession: 1)
+        let options = Self.options(output: output)
+        let control = options.control!
+        var policy = ClipPolicy(trigger: .command, maxPreRoll: .zero, output: output)
+        let hooks = log.hooks
+        policy.hooks = SessionHooks(begin: hooks.begin, end: hooks.end, finished: { record in
+            hooks.finished(record)
+            if record.session == 1 {  // mute, then trigger the second recording
+                control.submit(.setAudio(connection: 5, false))
+                control.submit(.trigger(connection: 5, reason: .userInitiated,
+                                        timeControl: ClipTimeControl(initial: 2, augmentation: 1, max: 4, blind: 0)))
+            }
+        }, events: hooks.events)
+        policy.format = SessionFormat(segmentDuration: .milliseconds(2000), chunkDuration: nil)
+        control.submit(.attach(connection: 5, policy: policy, active: true))
+        control.submit(.trigger(connection: 5, reason: .userInitiated,
+                                timeControl: ClipTimeControl(initial: 2, augmentation: 1, max: 4, blind: 0)))
+        _ = try await Recorder.record(input: Fixtures.media("a_720p30_h264_main.mp4").path, options: options)
+        let ends = log.ends.withLock { $0 }
+        try #require(ends.count == 2, "\(ends.map(\.session))")
+        #expect(ends[0].tracks.map(\.name).sorted() == ["audio", "video"])
+        #expect(ends[1].tracks.map(\.name) == ["video"])
+    }
+
     @Test func theQueueRefusesCommandsPastItsBound() {
         let control = RecordingControl(capacity: 2)
         #expect(control.submit(.detach(connection: 1)) && control.submit(.detach(connection: 2)))
