@@ -90,6 +90,7 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         // `pushav serve`'s HTTP API (Hummingbird): the cluster's commands, attributes and events per camera, TLS

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import Recorder
 import Synchronization
 import Timeline
@@ -17,6 +18,10 @@ public final class CameraRecorder: Sendable {
     public let output: URL
     private let logger: Logger
     private let stop = RecordingStop()
+    /// `pushav_camera_reconnects_total{camera}`: sources lost and opened again.
+    private let reconnects: Counter
+    /// `pushav_manual_triggers_lost_total{camera}`: manual triggers that came while the source was down.
+    private let lostTriggers: Counter
     private let state = Mutex(State())
 
     private struct State {
@@ -40,6 +45,8 @@ public final class CameraRecorder: Sendable {
         self.configuration = configuration
         self.output = output
         self.logger = logger
+        reconnects = Counter(label: "pushav_camera_reconnects_total", dimensions: [("camera", configuration.id)])
+        lostTriggers = Counter(label: "pushav_manual_triggers_lost_total", dimensions: [("camera", configuration.id)])
     }
 
     // MARK: Connections
@@ -85,6 +92,7 @@ public final class CameraRecorder: Sendable {
     public func trigger(_ id: UInt16, reason: TriggerActivationReasonEnum, timeControl: ClipTimeControl?) {
         guard let control = state.withLock({ $0.control }), control.statistics.packetsRead > 0 else {
             state.withLock { $0.lostTriggers += 1 }
+            lostTriggers.increment()
             logger.warning("manual trigger while the camera source is down: nothing can be recorded",
                            metadata: ["camera": "\(configuration.id)", "connection": "\(id)"])
             return
@@ -177,6 +185,7 @@ public final class CameraRecorder: Sendable {
                 state.source = .reconnecting
                 state.reconnects += 1
             }
+            reconnects.increment()
             logger.warning("camera source lost; reconnecting", metadata: [
                 "camera": "\(configuration.id)", "error": "\(reason)", "retryIn": "\(backoff)",
             ])
