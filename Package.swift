@@ -23,6 +23,9 @@ let package = Package(
         // `pushav serve`'s configuration file.
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // `pushav serve --demo`'s throwaway certificates, made in process (already resolved for AsyncHTTPClient).
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
     ],
     targets: [
         // FFmpeg 5.1 from Debian (libavformat-dev, libavcodec-dev, libavutil-dev, libswscale-dev; libswresample-dev
@@ -104,11 +107,28 @@ let package = Package(
             ],
             resources: [.copy("openapi.json")]
         ),
+        // `pushav serve --demo`: the sidecar with a looped file as its camera, the ingest server in process with
+        // throwaway certificates, and a transport allocated through its own HTTP API.
+        .target(
+            name: "SidecarDemo",
+            dependencies: [
+                "Sidecar", "SidecarAPI", "IngestServer",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "pushav",
             dependencies: [
                 "Recorder", "CMAF", "MediaIO", "Motion", "Timeline", "TransportModel", "Ingest", "IngestServer", "Sidecar",
-                "SidecarAPI", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "SidecarAPI", "SidecarDemo", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -118,7 +138,17 @@ let package = Package(
         // a hand-moved clock.
         .target(name: "TestSupport", dependencies: ["TransportModel"], path: "Tests/TestSupport"),
         .testTarget(name: "TimelineTests", dependencies: ["Timeline", "TestSupport"]),
-        .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "Motion"]),
+        .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "Motion", "TestSupport"]),
+        // The throwaway PKI, and `pushav serve --demo` run as a process.
+        .testTarget(
+            name: "SidecarDemoTests",
+            dependencies: [
+                "SidecarDemo", "TestSupport", "pushav",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .testTarget(
             name: "SidecarAPITests",
             dependencies: [

@@ -144,6 +144,19 @@ public final class SegmentSpool: Sendable {
         }
     }
 
+    /// Whether `session` of `connection` is complete (its recording finished and every object was handed to the
+    /// spool) and every object of it was delivered.
+    public func isSessionDelivered(_ session: Int, connection: String) throws -> Bool {
+        try database.read { db in
+            let finished = try Bool.fetchOne(db, sql: "SELECT finished FROM session WHERE connection = ? AND session = ?",
+                                             arguments: [connection, session]) ?? false
+            let pending = try Bool.fetchOne(db, sql: """
+                SELECT EXISTS (SELECT 1 FROM object WHERE connection = ? AND session = ? AND delivered = 0)
+                """, arguments: [connection, session]) ?? true
+            return finished && !pending
+        }
+    }
+
     public func entry(connection: String, object: UploadObject) throws -> SpoolEntry? {
         try database.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM object WHERE connection = ? AND session = ? AND track = ? AND number = ?",

@@ -214,7 +214,8 @@ public final class SidecarEngine: SidecarControl, Service {
         let url = options.url.hasSuffix("/") ? options.url : options.url + "/"
         let segment = Duration.milliseconds(Int64(options.containerOptions.cmafContainerOptions?.segmentDuration ?? 4000))
         let policy = uploadPolicy
-        let endpoint = UploadEndpoint(url: url, connection: "\(camera.configuration.id)/\(connection.connectionID)", tls: tls)
+        let endpoint = UploadEndpoint(url: url, connection: Self.spoolKey(camera: camera.configuration.id, connection: connection.connectionID),
+                                      tls: tls)
         return ConnectionUpload(uploader: try SegmentUploader(spool: spool, endpoint: endpoint, policy: policy,
                                                               segmentDuration: segment, logger: logger))
     }
@@ -282,6 +283,15 @@ public final class SidecarEngine: SidecarControl, Service {
         }
         retiring.withLock { $0.append(task) }
     }
+
+    /// Whether recording `session` of `connection` on `camera` has ended and all of it reached the ingest (for the
+    /// demo and tests; a controller learns the same from the End event and BUSY).
+    public func isDelivered(camera: String, connection: UInt16, session: Int) -> Bool {
+        (try? spool.isSessionDelivered(session, connection: Self.spoolKey(camera: camera, connection: connection))) ?? false
+    }
+
+    /// A connection's name in the spool (and in upload logs).
+    static func spoolKey(camera: String, connection: UInt16) -> String { "\(camera)/\(connection)" }
 
     // MARK: - SidecarControl
 

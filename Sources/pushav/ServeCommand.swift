@@ -5,6 +5,7 @@ import Logging
 import ServiceLifecycle
 import Sidecar
 import SidecarAPI
+import SidecarDemo
 
 /// `pushav serve`: the recording sidecar a camera's Matter stack drives over a local HTTP API.
 struct ServeCommand: AsyncParsableCommand {
@@ -32,13 +33,32 @@ struct ServeCommand: AsyncParsableCommand {
             SIGINT or SIGTERM ends open recordings (with their End events), spools what was cut and exits 0. \
             The API is described at http://<listen>/openapi.json.
 
+            --demo needs no configuration: TestMedia/a_720p30_h264_main.mp4 (or --demo-media) plays camera cam1, \
+            looped at real time; `pushav receive`'s server runs in process on a free loopback port with certificates \
+            made at start; a Motion transport is allocated through the API. It prints the listen address, a curl \
+            example, each Begin/End and where each delivered session was stored.
+
             Examples:
               pushav serve --config serve.yaml
               curl -s localhost:8080/v1/cameras
+              pushav serve --demo
+              pushav serve --demo --demo-duration 30 --state out/serve-demo
             """)
 
     @Option(name: .long, help: "The YAML configuration file.")
-    var config: String
+    var config: String?
+
+    @Flag(name: .long, help: "Run the built-in demo (no configuration): a looped test file, an in-process ingest, one transport.")
+    var demo = false
+
+    @Option(name: .long, help: "--demo: the media file that plays the camera (default: TestMedia/a_720p30_h264_main.mp4).")
+    var demoMedia: String?
+
+    @Option(name: .long, help: "--demo: stop gracefully after this many seconds (default: until SIGINT/SIGTERM).")
+    var demoDuration: Double?
+
+    @Option(name: .long, help: "--demo: a new or empty folder for its state and received sessions (default: a new temporary folder).")
+    var state: String?
 
     @Option(name: .long, help: "Listen on this host:port instead of the configuration's `listen`.")
     var listen: String?
@@ -46,11 +66,26 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Log debug detail (FFmpeg's own warnings too).")
     var verbose = false
 
+    func validate() throws {
+        if demo {
+            guard config == nil else { throw ValidationError("--demo takes no --config") }
+            if let demoDuration, !(demoDuration > 0 && demoDuration <= 86_400) {
+                throw ValidationError("--demo-duration: seconds, more than 0 and at most 86400")
+            }
+        } else {
+            guard config != nil else { throw ValidationError("give --config FILE, or --demo") }
+            guard demoMedia == nil, demoDuration == nil, state == nil else {
+                throw ValidationError("--demo-media, --demo-duration and --state go with --demo")
+            }
+        }
+    }
+
     func run() async throws {
+        if demo { return try await runDemo() }
         let logger = CLILogging.logger(verbose: verbose, quietLevel: .info)
         var configuration: ServeConfiguration
         do {
-            configuration = try ServeConfiguration.load(path: config)
+            configuration = try ServeConfiguration.load(path: config!)
             if let listen { configuration.listen = try ListenAddress(listen, key: "--listen") }
         } catch {
             throw CLIError("\(error)")
@@ -79,5 +114,39 @@ struct ServeCommand: AsyncParsableCommand {
             logger: logger))
         try await group.run()
         FileHandle.standardError.write(Data("pushav serve: stopped\n".utf8))
+    }
+}
+
+extension ServeCommand {
+    /// `--demo`: everything lives in ``SidecarDemo``; this only reads the options and prints its lines.
+    func runDemo() async throws {
+        // What the demo prints is the point; the services log warnings only, unless asked to be verbose.
+        let logger = CLILogging.logger(verbose: verbose, quietLevel: .warning)
+        let currentDirectory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        let media: URL
+        if let demoMedia {
+            media = URL(fileURLWithPath: demoMedia)
+        } else if let found = SidecarDemo.findDefaultMedia(currentDirectory: currentDirectory,
+                                                           executable: URL(fileURLWithPath: CommandLine.arguments[0])) {
+            media = found
+        } else {
+            throw CLIError("--demo: TestMedia/\(SidecarDemo.defaultMediaName) is not here or beside pushav; give --demo-media FILE")
+        }
+        var listenAddress = ListenAddress(host: "127.0.0.1", port: 0)
+        if let listen {
+            do { listenAddress = try ListenAddress(listen, key: "--listen") } catch { throw CLIError("\(error)") }
+        }
+        let options = SidecarDemo.Options(
+            media: media, directory: state.map { URL(fileURLWithPath: $0) } ?? SidecarDemo.temporaryDirectory(),
+            listen: listenAddress, duration: demoDuration.map { .milliseconds(Int64($0 * 1000)) })
+        let demo = SidecarDemo(options: options, logger: logger) { line in
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
+        do {
+            try await demo.run()
+        } catch let error as ServeError {
+            throw CLIError(error.description)
+        }
+        FileHandle.standardOutput.write(Data("pushav serve --demo: stopped; everything is under \(options.directory.path)\n".utf8))
     }
 }

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `pushav serve --demo` as a newcomer runs it: the real process, its own ingest, its printed curl example.
+@Suite(.timeLimit(.minutes(2))) struct DemoProcessTests {
+    /// With a duration it exits 0 by itself after printing the Motion transport's first recording (Begin, End, and the
+    /// folder the ingest stored it in, which holds its CMAF header and segments). The curl example it prints, run as
+    /// printed, allocates a second transport whose manual trigger records and is stored too.
+    @Test func demoPrintsClipsAsTheyArriveAndExitsZeroAfterItsDuration() async throws {
+        let directory = try TestPaths.scratchDirectory("demo")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let state = directory.appendingPathComponent("demo")
+        // TestMedia/a_720p30 moves 4.0–6.0 s into each 20 s pass: that clip ends (3 s + 2 s augmentations after the
+        // last motion) and is delivered well before 16 s, also on a busy machine.
+        let demo = try ChildProcess.start(TestPaths.pushav.path,
+                                          ["serve", "--demo", "--demo-duration", "16", "--state", state.path],
+                                          log: directory.appendingPathComponent("demo.log"),
+                                          environment: TestPaths.isolatedEnvironment())
+        defer { demo.kill() }
+
+        try await waitUntil("the demo's banner", demo) { $0.contains("Clips as they arrive") }
+        let example = try #require(Self.curlExample(in: demo.output), "\(demo.output)")
+        let answers = try await ChildProcess.output("/bin/sh", ["-c", example])
+        #expect(answers.contains(#""connectionID":2"#), "\(answers)")
+
+        #expect(try await demo.waitForExit(timeout: .seconds(60)), "\(demo.output)")
+        let output = demo.output
+        #expect(demo.exitedNormally && demo.status == 0, "\(output)")
+        let motion = state.appendingPathComponent("ingest/cam1/motion/session_1")
+        let byHand = state.appendingPathComponent("ingest/cam1/by-hand/session_1")
+        for expected in [
+            "Begin  connection 1 session 1 (motion)", "End    connection 1 session 1",
+            "stored connection 1 session 1 in \(motion.path)/",
+            "Begin  connection 2 session 1 (command, reason 0)", "End    connection 2 session 1",
+            "stored connection 2 session 1 in \(byHand.path)/",
+            "pushav serve --demo: stopped",
+        ] {
+            #expect(output.contains(expected), "missing \"\(expected)\" in:\n\(output)")
+        }
+        // What it says was stored is there: a header and at least one segment per track.
+        for session in [motion, byHand] {
+            let video = session.appendingPathComponent("video")
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: video.path)) ?? []
+            #expect(files.contains("video.init") && files.contains { $0.hasSuffix(".m4s") }, "\(video.path): \(files)")
+        }
+    }
+
+    /// The shell commands between the banner's curl heading and the clip list (the `#` line is a comment).
+    static func curlExample(in output: String) -> String? {
+        guard let start = output.range(of: "Allocate a second transport by hand"),
+              let end = output.range(of: "Clips as they arrive", range: start.upperBound..<output.endIndex)
+        else { return nil }
+        let block = output[start.upperBound..<end.lowerBound].split(separator: "\n", omittingEmptySubsequences: false).dropFirst()
+        return block.joined(separator: "\n")
+    }
+
+    func waitUntil(_ what: String, _ process: ChildProcess, timeout: Duration = .seconds(30),
+                   _ condition: (String) -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition(process.output) {
+            guard process.isRunning else { throw DemoTestFailure("pushav exited before \(what): \(process.output)") }
+            guard ContinuousClock.now < deadline else { throw DemoTestFailure("no \(what) within \(timeout): \(process.output)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+}
+
+struct DemoTestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
