@@ -8,61 +8,6 @@ import TestSupport
 /// `pushav serve` end to end: the real process, a looped file standing in for a camera, commands over its HTTP API,
 /// the cluster's events over Server-Sent Events, uploads over mutual TLS to a real HTTPS endpoint.
 @Suite(.timeLimit(.minutes(2))) struct ServeTests {
-    /// A running `pushav serve` with one camera, and an HTTP client for its API.
-    struct Serve {
-        let directory: URL
-        let process: ChildProcess
-        let api: String
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-
-        init(directory: URL, media: String) async throws {
-            self.directory = directory
-            let port = try LocalPorts.freeTCPPort()
-            let config = directory.appendingPathComponent("serve.yaml")
-            try """
-                listen: 127.0.0.1:\(port)
-                state: \(directory.appendingPathComponent("state").path)
-                cameras:
-                  - id: cam1
-                    source: \(TestPaths.media(media).path)
-                    live: true
-                    videoStreamID: 1
-                """.write(to: config, atomically: true, encoding: .utf8)
-            process = try ChildProcess.start(Fixtures.pushav.path, ["serve", "--config", config.path],
-                                             log: directory.appendingPathComponent("serve.log"),
-                                             environment: TestPaths.isolatedEnvironment())
-            api = "http://127.0.0.1:\(port)"
-            let process = self.process
-            try await Fixtures.waitUntil("pushav serve listening", timeout: .seconds(30)) {
-                guard process.isRunning else { throw TestFailure("pushav serve exited: \(process.output)") }
-                return process.output.contains("listening on")
-            }
-        }
-
-        func request(_ method: HTTPMethod, _ path: String, _ body: String? = nil) async throws -> (status: UInt, text: String) {
-            var request = HTTPClientRequest(url: api + path)
-            request.method = method
-            if let body {
-                request.body = .bytes(ByteBuffer(string: body))
-                request.headers.add(name: "Content-Type", value: "application/json")
-            }
-            let response = try await client.execute(request, timeout: .seconds(10))
-            let bytes = try await response.body.collect(upTo: 1 << 20)
-            return (response.status.code, String(buffer: bytes))
-        }
-
-        func json(_ method: HTTPMethod, _ path: String, _ body: String? = nil) async throws -> [String: Any] {
-            let (status, text) = try await request(method, path, body)
-            try #require((200..<300).contains(status), "\(method) \(path): \(status) \(text)")
-            return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
-        }
-
-        func shutdown() async throws {
-            try await client.shutdown()
-            process.kill()
-        }
-    }
-
     /// TLS endpoint and a Command transport through the API, a manual trigger with a doorbell reason: one Begin (Command,
     /// that reason, session 1) and one End on the event stream, session_1 uploaded over mutual TLS, and SIGTERM exits 0.
     @Test func manualTriggerRecordsAnnouncesAndUploadsOneSession() async throws {

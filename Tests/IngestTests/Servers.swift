@@ -78,8 +78,10 @@ final class ScriptedEndpoint: Sendable {
 
     var arrivals: [Arrival] { state.withLock { $0.arrivals } }
     /// Paths of requests whose head arrived (before their body was read), in order.
-    var started: [String] { startedPaths.withLock { $0 } }
-    private let startedPaths = Mutex<[String]>([])
+    var started: [String] { startedPaths.withLock { $0.map(\.path) } }
+    /// The same, with when each head arrived.
+    var startedAt: [(path: String, time: ContinuousClock.Instant)] { startedPaths.withLock { $0 } }
+    private let startedPaths = Mutex<[(path: String, time: ContinuousClock.Instant)]>([])
     var pendingFaults: Int { state.withLock { $0.faults.count } }
 
     /// Successful uploads in arrival order.
@@ -89,7 +91,7 @@ final class ScriptedEndpoint: Sendable {
         let router = Router()
         router.put("**") { request, _ -> Response in
             let path = String(request.uri.path.dropFirst())
-            self.startedPaths.withLock { $0.append(path) }
+            self.startedPaths.withLock { $0.append((path, ContinuousClock.now)) }
             let fault = self.state.withLock { state -> Fault? in
                 guard let index = state.faults.firstIndex(where: { $0.match.isEmpty || path.contains($0.match) }) else { return nil }
                 return state.faults.remove(at: index).fault

@@ -1,0 +1,359 @@
+import AsyncHTTPClient
+import CMAF
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Synchronization
+import Testing
+import TestSupport
+
+/// A running `pushav serve` with one camera, an HTTP client for its API, and a watch on its log.
+struct Serve {
+    let directory: URL
+    let process: ChildProcess
+    let api: String
+    let client = HTTPClient(eventLoopGroupProvider: .singleton)
+    let log: ServeLog
+
+    init(directory: URL, media: String) async throws {
+        try await self.init(directory: directory, source: TestPaths.media(media).path)
+    }
+
+    /// Starts `pushav serve` with its state in `directory/state` (kept across starts on the same directory) and one
+    /// camera `cam1` reading `source`. `run` numbers the log of each start (serve-1.log, serve-2.log, …).
+    init(directory: URL, source: String, live: Bool = true, run: Int = 1) async throws {
+        self.directory = directory
+        let port = try LocalPorts.freeTCPPort()
+        let config = directory.appendingPathComponent("serve.yaml")
+        try """
+            listen: 127.0.0.1:\(port)
+            state: \(directory.appendingPathComponent("state").path)
+            cameras:
+              - id: cam1
+                source: \(source)
+                live: \(live)
+                videoStreamID: 1
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let logFile = directory.appendingPathComponent("serve-\(run).log")
+        process = try ChildProcess.start(Fixtures.pushav.path, ["serve", "--config", config.path], log: logFile,
+                                         environment: TestPaths.isolatedEnvironment())
+        log = ServeLog(file: logFile)
+        api = "http://127.0.0.1:\(port)"
+        let process = self.process
+        try await Fixtures.waitUntil("pushav serve listening", timeout: .seconds(30)) {
+            guard process.isRunning else { throw TestFailure("pushav serve exited: \(process.output)") }
+            return process.output.contains("listening on")
+        }
+    }
+
+    func request(_ method: HTTPMethod, _ path: String, _ body: String? = nil,
+                 headers: [(String, String)] = []) async throws -> (status: UInt, text: String) {
+        var request = HTTPClientRequest(url: api + path)
+        request.method = method
+        if let body {
+            request.body = .bytes(ByteBuffer(string: body))
+            request.headers.add(name: "Content-Type", value: "application/json")
+        }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        let response = try await client.execute(request, timeout: .seconds(10))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        return (response.status.code, String(buffer: bytes))
+    }
+
+    func json(_ method: HTTPMethod, _ path: String, _ body: String? = nil) async throws -> [String: Any] {
+        let (status, text) = try await request(method, path, body)
+        try #require((200..<300).contains(status), "\(method) \(path): \(status) \(text)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
+    }
+
+    /// POST `/v1/cameras/cam1/commands/<name>` with `body` (a JSON object); the command's response.
+    @discardableResult
+    func command(_ name: String, _ body: [String: Any]) async throws -> [String: Any] {
+        try await json(.POST, "/v1/cameras/cam1/commands/\(name)", JSON.text(body))
+    }
+
+    /// A TLS endpoint for the ingest at `port` with the test PKI's CA and client identity; its ID.
+    func addTLSEndpoint(pki: TestPKI, port: Int) async throws -> Int {
+        let pem = { (name: String) in String(decoding: FileManager.default.contents(atPath: pki.path(name)) ?? Data(), as: UTF8.self) }
+        let body = JSON.text(["hostname": "localhost", "port": port, "caCertificate": pem("ca.pem"),
+                              "clientCertificate": pem("client.pem"), "clientKey": pem("client.key")])
+        return try #require(try await json(.POST, "/v1/tls/endpoints", body)["endpointID"] as? Int)
+    }
+
+    /// AllocatePushTransport; the new connection's ID (the connection starts Inactive).
+    func allocate(_ options: [String: Any]) async throws -> Int {
+        let allocated = try await command("allocatePushTransport", ["transportOptions": options])
+        let configuration = try #require(allocated["transportConfiguration"] as? [String: Any], "\(allocated)")
+        return try #require(configuration["connectionID"] as? Int)
+    }
+
+    func setActive(_ connectionID: Int, _ active: Bool = true) async throws {
+        try await command("setTransportStatus", ["connectionID": connectionID, "transportStatus": active ? 0 : 1])
+    }
+
+    /// ManuallyTriggerTransport with a time control (seconds).
+    func trigger(_ connectionID: Int, reason: Int = 0, initial: Int, augmentation: Int = 0, max: Int, blind: Int = 0) async throws {
+        try await command("manuallyTriggerTransport", [
+            "connectionID": connectionID, "activationReason": reason,
+            "timeControl": ["initialDuration": initial, "augmentationDuration": augmentation, "maxDuration": max,
+                            "blindDuration": blind],
+        ])
+    }
+
+    /// The camera's entry of `GET /v1/cameras`.
+    func camera() async throws -> [String: Any] {
+        let cameras = try #require(try await json(.GET, "/v1/cameras")["cameras"] as? [[String: Any]])
+        return try #require(cameras.first)
+    }
+
+    /// `GET /health`'s count of objects in the spool not yet delivered.
+    func pendingUploads() async throws -> Int {
+        try #require(try await json(.GET, "/health")["pendingUploads"] as? Int)
+    }
+
+    func waitUntilStreaming(timeout: Duration = .seconds(30)) async throws {
+        try await Fixtures.waitUntil("camera streaming", timeout: timeout) {
+            try await camera()["state"] as? String == "streaming"
+        }
+    }
+
+    /// Subscribes to the camera's events (returns once the server confirmed the subscription).
+    func subscribe() async throws -> EventFeed {
+        try await EventFeed.start(client: client, url: api + "/v1/cameras/cam1/events")
+    }
+
+    /// Sends `signal` and waits for the exit (SIGKILL: killed at once).
+    func stop(_ signal: Int32 = SIGTERM, timeout: Duration = .seconds(15)) async throws -> Bool {
+        if signal == SIGKILL {
+            process.kill()
+            return true
+        }
+        process.signal(signal)
+        return try await process.waitForExit(timeout: timeout)
+    }
+
+    func shutdown() async throws {
+        log.stop()
+        try await client.shutdown()
+        process.kill()
+    }
+}
+
+enum JSON {
+    static func text(_ object: Any) -> String {
+        String(decoding: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data(), as: UTF8.self)
+    }
+}
+
+/// TransportOptionsStruct bodies as the API reads them (numeric enums, durations in ms / seconds as the cluster has them).
+enum TransportJSON {
+    enum Trigger {
+        /// Command: clips only from ManuallyTriggerTransport.
+        case command(preRollMs: Int = 2000)
+        case motion(initial: Int, augmentation: Int, max: Int, blind: Int, sensitivity: Int = 5, preRollMs: Int = 0)
+        case continuous
+    }
+
+    static func options(endpointID: Int, ingestPort: Int, path: String = "", trigger: Trigger,
+                        segmentMs: Int = 2000) -> [String: Any] {
+        var triggerOptions: [String: Any]
+        switch trigger {
+        case .command(let preRoll):
+            triggerOptions = ["triggerType": 0, "maxPreRollLen": preRoll]
+        case .motion(let initial, let augmentation, let max, let blind, let sensitivity, let preRoll):
+            triggerOptions = [
+                "triggerType": 1, "motionZones": NSNull(), "motionSensitivity": sensitivity, "maxPreRollLen": preRoll,
+                "motionTimeControl": ["initialDuration": initial, "augmentationDuration": augmentation,
+                                      "maxDuration": max, "blindDuration": blind],
+            ]
+        case .continuous:
+            triggerOptions = ["triggerType": 2]
+        }
+        return [
+            "streamUsage": 1, "videoStreamID": 1, "tlsEndpointID": endpointID,
+            "url": "https://localhost:\(ingestPort)/\(path)", "triggerOptions": triggerOptions, "ingestMethod": 0,
+            "containerOptions": ["containerType": 0,
+                                 "cmafContainerOptions": ["cmafInterface": 0, "segmentDuration": segmentMs, "chunkDuration": 0]],
+        ]
+    }
+}
+
+/// The camera's Server-Sent Events, collected as they arrive with the instant each was read.
+final class EventFeed: Sendable {
+    struct Event: Sendable, CustomStringConvertible {
+        var name: String
+        var connectionID: Int
+        var session: Int
+        var triggerType: Int?
+        var activationReason: Int?
+        var time: ContinuousClock.Instant
+        var isBegin: Bool { name == "PushTransportBegin" }
+        var description: String {
+            "\(isBegin ? "Begin" : "End") c\(connectionID) s\(session)"
+                + (triggerType.map { " trigger \($0)" } ?? "") + (activationReason.map { " reason \($0)" } ?? "")
+        }
+    }
+
+    private let state = Mutex<(events: [Event], subscribed: Bool, closed: String?)>(([], false, nil))
+    private let reader = Mutex<Task<Void, Never>?>(nil)
+
+    static func start(client: HTTPClient, url: String) async throws -> EventFeed {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Accept", value: "text/event-stream")
+        let response = try await client.execute(request, timeout: .minutes(5))
+        try #require(response.status == .ok)
+        let feed = EventFeed()
+        feed.reader.withLock { $0 = Task { await feed.read(response.body) } }
+        try await Fixtures.waitUntil("event subscription", timeout: .seconds(10)) { feed.state.withLock { $0.subscribed } }
+        return feed
+    }
+
+    private func read(_ body: HTTPClientResponse.Body) async {
+        var pending = ""
+        do {
+            for try await chunk in body {
+                pending += String(buffer: chunk)
+                while let end = pending.range(of: "\n\n") {
+                    let frame = String(pending[..<end.lowerBound])
+                    pending = String(pending[end.upperBound...])
+                    accept(frame)
+                }
+            }
+            state.withLock { $0.closed = "stream ended" }
+        } catch {
+            state.withLock { $0.closed = "\(error)" }
+        }
+    }
+
+    private func accept(_ frame: String) {
+        let now = ContinuousClock.now
+        var name: String?
+        var fields: [String: Any]?
+        for line in frame.split(separator: "\n") {
+            if line.hasPrefix(": subscribed") { state.withLock { $0.subscribed = true } }
+            if line.hasPrefix("event:") { name = line.dropFirst(6).trimmingCharacters(in: .whitespaces) }
+            if line.hasPrefix("data:") {
+                fields = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(5).utf8)) as? [String: Any]
+            }
+        }
+        guard let name, let fields else { return }
+        let event = Event(name: name, connectionID: fields["connectionID"] as? Int ?? -1,
+                          session: fields["cmafSessionNumber"] as? Int ?? -1, triggerType: fields["triggerType"] as? Int,
+                          activationReason: fields["activationReason"] as? Int, time: now)
+        state.withLock { $0.events.append(event) }
+    }
+
+    var events: [Event] { state.withLock { $0.events } }
+    func events(of connectionID: Int) -> [Event] { events.filter { $0.connectionID == connectionID } }
+    var closed: String? { state.withLock { $0.closed } }
+
+    /// Waits until `condition` holds for the events so far; fails after `timeout` naming `what` and listing them.
+    @discardableResult
+    func wait(_ what: String, timeout: Duration, _ condition: @escaping ([Event]) -> Bool) async throws -> [Event] {
+        do {
+            try await Fixtures.waitUntil(what, timeout: timeout) { condition(self.events) }
+        } catch {
+            throw TestFailure("\(error); events: \(events)")
+        }
+        return events
+    }
+
+    func stop() { reader.withLock { $0?.cancel() } }
+}
+
+/// Reads `pushav serve`'s log as it grows and notes when each line was first seen (polled every 20 ms), so tests can
+/// place the events on the media timeline of a file source: each pass over the file starts with the "recording" line.
+final class ServeLog: Sendable {
+    struct Line: Sendable {
+        var text: String
+        var seen: ContinuousClock.Instant
+    }
+
+    private let lines = Mutex<[Line]>([])
+    private let reader = Mutex<Task<Void, Never>?>(nil)
+
+    init(file: URL) {
+        let task = Task { [self] in await follow(file) }
+        reader.withLock { $0 = task }
+    }
+
+    private func follow(_ file: URL) async {
+        var offset = 0
+        var partial = ""
+        while !Task.isCancelled {
+            if let handle = try? FileHandle(forReadingFrom: file) {
+                try? handle.seek(toOffset: UInt64(offset))
+                let data = (try? handle.readToEnd()) ?? Data()
+                try? handle.close()
+                offset += data.count
+                partial += String(decoding: data, as: UTF8.self)
+                let now = ContinuousClock.now
+                while let newline = partial.firstIndex(of: "\n") {
+                    let text = String(partial[..<newline])
+                    partial = String(partial[partial.index(after: newline)...])
+                    lines.withLock { $0.append(Line(text: text, seen: now)) }
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    var all: [Line] { lines.withLock { $0 } }
+
+    /// When each pass over the source started (the recorder's "recording" line, logged as it opens the input).
+    var passStarts: [ContinuousClock.Instant] {
+        all.filter { $0.text.hasSuffix(" recording") && $0.text.contains("input=") }.map(\.seen)
+    }
+
+    /// Which pass `instant` falls in and how far into it, in seconds of the file's timeline (a live file is paced in
+    /// real time from its start).
+    func position(of instant: ContinuousClock.Instant) -> (pass: Int, seconds: Double)? {
+        guard let index = passStarts.lastIndex(where: { $0 <= instant }) else { return nil }
+        return (index, (instant - passStarts[index]).inSeconds)
+    }
+
+    func stop() { reader.withLock { $0?.cancel() } }
+}
+
+extension Duration {
+    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// An mTLS ingest for one test: the test PKI and a ``ScriptedEndpoint`` storing under `root`.
+struct ServeIngest {
+    let directory: URL
+    let pki: TestPKI
+    let root: URL
+    let endpoint: ScriptedEndpoint
+
+    init(_ label: String = #function) async throws {
+        directory = try Fixtures.scratchDirectory(label)
+        pki = try await TestPKI.make(in: directory.appendingPathComponent("pki"))
+        root = directory.appendingPathComponent("received")
+        endpoint = ScriptedEndpoint(root: root)
+    }
+
+    func start(port: Int = 0) async throws -> RunningServer { try await endpoint.start(pki: pki, port: port) }
+
+    /// Stored objects under `prefix` (e.g. "c1/session_1/video/") with their bytes, by path relative to `root`.
+    func stored(under prefix: String) -> [String: [UInt8]] {
+        var result: [String: [UInt8]] = [:]
+        for path in Set(endpoint.storedPaths) where path.hasPrefix(prefix) {
+            result[path] = Array(FileManager.default.contents(atPath: root.appendingPathComponent(path).path) ?? Data())
+        }
+        return result
+    }
+}
+
+/// The CMAF conformance errors of one track as stored: `directory` holds `<track>.init` and `segment_*.m4s`.
+func cmafErrors(trackDirectory directory: URL, segmentDuration: Double = 2) throws -> (segments: Int, errors: [Violation]) {
+    let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+    let initName = try #require(names.first { $0.hasSuffix(".init") }, "no init in \(directory.path): \(names)")
+    let header = CMAFFile(name: initName, bytes: Array(try Data(contentsOf: directory.appendingPathComponent(initName))))
+    let segments = try names.filter { $0.hasPrefix("segment_") && $0.hasSuffix(".m4s") }.sorted().map {
+        CMAFFile(name: $0, bytes: Array(try Data(contentsOf: directory.appendingPathComponent($0))))
+    }
+    let violations = CMAFConformance(expectations: .init(segmentDuration: segmentDuration, keyFrameInterval: 2))
+        .check(header: header, segments: segments).filter { $0.severity == .error }
+    return (segments.count, violations)
+}
