@@ -58,16 +58,25 @@ extension ServeEndToEndTests {
             try await events.wait("session 2 Begin and End", timeout: .seconds(20)) { $0.count >= 2 }
             let second = events.events
             #expect(second.map(\.session) == [2, 2] && second[0].triggerType == 0 && second[0].activationReason == 2, "\(second)")
+            // All of it: Deallocate answers BUSY while uploads are pending.
             try await Fixtures.waitUntil("session_2 uploaded", timeout: .seconds(20)) {
                 let stored = ingest.endpoint.storedPaths
-                return stored.contains("session_2/video/video.init") && stored.contains { $0.hasPrefix("session_2/video/segment_") }
+                guard stored.contains("session_2/video/video.init") && stored.contains(where: { $0.hasPrefix("session_2/video/segment_") })
+                else { return false }
+                return try await serve.pendingUploads() == 0
             }
             let (segments, errors) = try cmafErrors(trackDirectory: ingest.root.appendingPathComponent("session_2/video"))
             #expect(segments >= 1 && errors.isEmpty, "\(errors)")
             events.stop()
 
             // Deallocated, then restarted: gone.
-            try await serve.command("deallocatePushTransport", ["connectionID": id])
+            // As a controller does: BUSY (uploads pending, e.g. the last segment still on its way) is retried.
+            try await Fixtures.waitUntil("deallocated", timeout: .seconds(10)) {
+                let (status, text) = try await serve.request(.POST, "/v1/cameras/cam1/commands/deallocatePushTransport",
+                                                             JSON.text(["connectionID": id]))
+                try #require(status == 200 || status == 409 && text.contains("BUSY"), "\(status) \(text)")
+                return status == 200
+            }
             _ = try await serve.stop(signal)
             try await serve.shutdown()
             serve = try await Serve(directory: ingest.directory, source: TestPaths.media(Self.media).path, run: 3)
