@@ -184,6 +184,11 @@ public final class CameraRecorder: Sendable {
                 state.lastError = reason
                 state.source = .reconnecting
                 state.reconnects += 1
+                // The lost pass's statistics would still say frames were read: the status showed `streaming` (and
+                // triggers were accepted) through the whole backoff. Without a pass there is no control.
+                state.framesAnalysedBefore += control.statistics.framesAnalysed
+                state.lastMotion = control.statistics.lastMotion ?? state.lastMotion
+                state.control = nil
             }
             reconnects.increment()
             logger.warning("camera source lost; reconnecting", metadata: [

@@ -4,23 +4,62 @@ import Foundation
 /// a media file to it in real time, looped forever (`-re -stream_loop -1 … -c copy -f rtsp`). Clients read ``url``.
 ///
 /// ``start(media:logDirectory:path:timeout:)`` returns once a client can read the stream (ffprobe sees its video);
-/// ``stop()`` (or deinit) kills both processes. Logs of both go to `logDirectory` for failure messages.
+/// ``stop()`` (or deinit) kills both processes, ``restart(timeout:)`` brings them back on the same ports. Logs of both
+/// go to `logDirectory` for failure messages.
 /// Needs `rtsp-server-perl` (its RTSP::Server module) and `ffmpeg` (Scripts/setup installs both).
-public final class LiveCamera: @unchecked Sendable {  // immutable after start; stop() is idempotent
+public final class LiveCamera: @unchecked Sendable {  // the processes change only under `lock`; stop() is idempotent
     /// `rtsp://127.0.0.1:<port>/<path>` for clients (PLAY).
     public let url: String
     /// Where the publisher sends the stream (ANNOUNCE/RECORD).
     public let publishURL: String
     public let logDirectory: URL
-    private let server: ChildProcess
-    private let publisher: ChildProcess
+    private let media: URL
+    private let path: String
+    private let ports: Ports
+    private let lock = NSLock()
+    private var server: ChildProcess
+    private var publisher: ChildProcess
 
-    private init(url: String, publishURL: String, logDirectory: URL, server: ChildProcess, publisher: ChildProcess) {
+    private struct Ports {
+        var client: Int
+        var source: Int
+        var rtpStart: Int
+    }
+
+    private init(url: String, publishURL: String, logDirectory: URL, media: URL, path: String, ports: Ports,
+                 server: ChildProcess, publisher: ChildProcess) {
         self.url = url
         self.publishURL = publishURL
         self.logDirectory = logDirectory
+        self.media = media
+        self.path = path
+        self.ports = ports
         self.server = server
         self.publisher = publisher
+    }
+
+    /// After ``stop()``: the same camera again, on the same ports and URL (a camera coming back after an outage).
+    /// Returns once a client can read video again.
+    public func restart(timeout: Duration = .seconds(30)) async throws {
+        stop()
+        let deadline = ContinuousClock.now + timeout
+        var failures: [String] = []
+        // The ports were just released; a bind can lose a race with a lingering socket for a moment.
+        while ContinuousClock.now < deadline {
+            do {
+                let started = try await Self.launch(media: media, logDirectory: logDirectory, path: path, deadline: deadline,
+                                                    ports: ports)
+                lock.withLock {
+                    server = started.server
+                    publisher = started.publisher
+                }
+                return
+            } catch {
+                failures.append("\(error)\n" + logs)
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        throw LiveCameraError("restart failed: " + failures.joined(separator: "\n"))
     }
 
     public static func start(media: URL, logDirectory: URL, path: String = "cam", timeout: Duration = .seconds(60)) async throws -> LiveCamera {
@@ -31,7 +70,9 @@ public final class LiveCamera: @unchecked Sendable {  // immutable after start; 
         var failures: [String] = []
         for attempt in 1...3 {
             do {
-                return try await attemptStart(media: media, logDirectory: logDirectory, path: path, deadline: deadline)
+                let started = try await launch(media: media, logDirectory: logDirectory, path: path, deadline: deadline)
+                return LiveCamera(url: started.url, publishURL: started.publishURL, logDirectory: logDirectory, media: media,
+                                  path: path, ports: started.ports, server: started.server, publisher: started.publisher)
             } catch {
                 failures.append("attempt \(attempt): \(error)\n" + logs(in: logDirectory))
                 if ContinuousClock.now >= deadline { break }
@@ -40,15 +81,24 @@ public final class LiveCamera: @unchecked Sendable {  // immutable after start; 
         throw LiveCameraError(failures.joined(separator: "\n"))
     }
 
-    private static func attemptStart(media: URL, logDirectory: URL, path: String,
-                                     deadline: ContinuousClock.Instant) async throws -> LiveCamera {
-        let clientPort = try LocalPorts.freeTCPPort()
-        let sourcePort = try LocalPorts.freeTCPPort(excluding: [clientPort])
+    /// The running processes of one start (not a `LiveCamera`: its deinit would kill them).
+    private struct Launch {
+        var url: String
+        var publishURL: String
+        var ports: Ports
+        var server: ChildProcess
+        var publisher: ChildProcess
+    }
+
+    private static func launch(media: URL, logDirectory: URL, path: String,
+                               deadline: ContinuousClock.Instant, ports: Ports? = nil) async throws -> Launch {
+        let clientPort = try ports?.client ?? LocalPorts.freeTCPPort()
+        let sourcePort = try ports?.source ?? LocalPorts.freeTCPPort(excluding: [clientPort])
         // The server takes two UDP ports per stream for the publisher and two per stream for each client (pushav,
         // and the one ffprobe check below), counting up from $RTP_START_PORT; 64 is room for a dozen clients.
         // --rtp_start_port alone does not do: every closed connection resets the counter to the package variable
         // $RTP_START_PORT. So this runs /usr/bin/rtsp-server-perl's few lines itself, with that variable set too.
-        let rtpStart = try LocalPorts.freeUDPRange(count: 64)
+        let rtpStart = try ports?.rtpStart ?? LocalPorts.freeUDPRange(count: 64)
         let server = try ChildProcess.start(
             "/usr/bin/perl",
             ["-MAnyEvent", "-MRTSP::Server", "-e",
@@ -82,7 +132,9 @@ public final class LiveCamera: @unchecked Sendable {  // immutable after start; 
                 ]).split(separator: "\n").count >= 5
             }
             guard server.isRunning && started.isRunning else { throw LiveCameraError("the camera stopped right after starting") }
-            return LiveCamera(url: url, publishURL: publishURL, logDirectory: logDirectory, server: server, publisher: started)
+            return Launch(url: url, publishURL: publishURL,
+                          ports: Ports(client: clientPort, source: sourcePort, rtpStart: rtpStart), server: server,
+                          publisher: started)
         } catch {
             publisher?.kill()
             server.kill()
@@ -113,6 +165,7 @@ public final class LiveCamera: @unchecked Sendable {  // immutable after start; 
 
     /// Kills the publisher and the server and waits for both.
     public func stop() {
+        let (publisher, server) = lock.withLock { (self.publisher, self.server) }
         publisher.kill()
         server.kill()
     }
