@@ -165,8 +165,8 @@ final class DemoController: Service, Sendable {
             }
         }
         guard delivered else {
-            output("\(stamp()) spool  connection \(connection) session \(session): not delivered yet; it stays in the spool "
-                   + "and is uploaded on the next start")
+            output("\(stamp()) undelivered connection \(connection) session \(session): not complete at the ingest; what "
+                   + "of it is in the spool stays there (the log says why)")
             return
         }
         let url = urls.withLock { $0[connection] }
