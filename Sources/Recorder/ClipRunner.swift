@@ -187,6 +187,7 @@ final class ClipRunner {
                     // buffer, or the input failed first. Its headers are gone; the event is a dropped clip, not a session.
                     drop(clip.begin, reason: "no frame of the clip could be written (its keyframe was lost from a full pre-roll "
                          + "buffer, or the input failed first); session \(record.session) was removed", session: record.session)
+                    policy.hooks?.finished(record)  // the cluster announced it: its owner learns it ended, empty
                 } else if let hooks = policy.hooks {
                     hooks.finished(record)  // a live connection's records are handed on, not kept in a growing report
                 } else {

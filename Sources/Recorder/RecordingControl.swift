@@ -12,7 +12,8 @@ public struct SessionHooks: Sendable {
     /// The timeline ended session `session` (its End): nothing after this point belongs to it, and the next
     /// recording may begin at once; its last frames are still being written.
     public var end: @Sendable (_ session: Int) -> Void
-    /// Session finished writing: every byte of it has been handed to `events`.
+    /// Session finished writing: every byte of it has been handed to `events` (a session none of whose frames could
+    /// be written comes with no tracks; it is also a dropped clip in the report).
     public var finished: @Sendable (SessionRecord) -> Void
     /// Every init segment, chunk and segment of this connection's sessions, in order.
     public var events: @Sendable (RecordingEvent) -> Void

@@ -2,6 +2,7 @@ import Foundation
 import Ingest
 import Logging
 import Recorder
+import Synchronization
 
 extension IngestEvent {
     /// What the uploader needs of a recording event; nil for the rest.
@@ -29,6 +30,9 @@ public final class ConnectionUpload: Sendable {
     private let events: AsyncStream<IngestEvent>.Continuation
     private let feeding: Task<Void, Never>
     private let uploading: Task<UploadSummary, Never>
+    /// Sessions begun and not yet finished writing: finishing waits for them, so a recording ended by Deallocate or
+    /// Modify still hands its last segments over before the event stream closes.
+    private let writing = Mutex<(count: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
 
     public init(uploader: SegmentUploader) {
         self.uploader = uploader
@@ -54,8 +58,35 @@ public final class ConnectionUpload: Sendable {
         if let mapped = IngestEvent(event) { events.yield(mapped) }
     }
 
+    /// A session of this connection began; its events follow until ``sessionWritten()``.
+    public func sessionBegan() { writing.withLock { $0.count += 1 } }
+
+    /// A session of this connection finished writing (or was dropped): all its events were handed over.
+    public func sessionWritten() {
+        let waiters = writing.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.count = max(0, state.count - 1)
+            guard state.count == 0 else { return [] }
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once no session of this connection is being written.
+    private func sessionsWritten() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = writing.withLock { state in
+                if state.count == 0 { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
     /// Spools what was handed over, then uploads until the spool is empty (or the retry budget gives up).
     public func finish() async -> UploadSummary {
+        await sessionsWritten()
         events.finish()
         await feeding.value
         uploader.finishWhenDrained()
@@ -65,6 +96,7 @@ public final class ConnectionUpload: Sendable {
     /// Spools what was handed over and uploads until the spool is empty, but for at most `grace` after `stop` is
     /// requested (at once if `stop` is nil); what is left then stays in the spool for the next run.
     public func finish(grace: Duration, after stop: RecordingStop? = nil) async -> UploadSummary {
+        await sessionsWritten()
         events.finish()
         await feeding.value
         uploader.finishWhenDrained()

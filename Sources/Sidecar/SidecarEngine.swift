@@ -241,6 +241,7 @@ public final class SidecarEngine: SidecarControl, Service {
                     try await server.recordingStarted(connectionID: id, trigger: trigger)
                 }
                 started.withLock { $0[Int(session)] = Date() }
+                upload.sessionBegan()
                 return Int(session)
             },
             end: { session in
@@ -249,6 +250,8 @@ public final class SidecarEngine: SidecarControl, Service {
                 }
             },
             finished: { record in
+                defer { upload.sessionWritten() }
+                guard !record.tracks.isEmpty else { return }  // dropped (logged and counted by the recorder)
                 upload.handle(.sessionFinished(record))
                 recorder.noteClip(CameraStatus.RecentClip(
                     connectionID: id, cmafSessionNumber: UInt64(record.session),
