@@ -39,3 +39,48 @@ extension ServeEndToEndTests {
         await server.stop()
     }
 }
+
+extension ServeEndToEndTests {
+    /// TC-PAVST-2.13's manual trigger during a blind window (rule 6: the command's activation ignores the blind window
+    /// that follows a motion clip): after a motion clip ends with an 8 s blind window, ManuallyTriggerTransport begins a
+    /// Command recording at once, with its reason and the next session number.
+    @Test func manualTriggerDuringTheBlindWindowBeginsACommandRecording() async throws {
+        let ingest = try await ServeIngest("blindtrigger")
+        defer { try? FileManager.default.removeItem(at: ingest.directory) }
+        let server = try await ingest.start()
+        let serve = try await Serve(directory: ingest.directory, media: Self.media)
+        do {
+            try await serve.waitUntilStreaming()
+            let events = try await serve.subscribe()
+            let endpointID = try await serve.addTLSEndpoint(pki: ingest.pki, port: server.port)
+            let id = try await serve.allocate(TransportJSON.options(
+                endpointID: endpointID, ingestPort: server.port,
+                trigger: .motion(initial: 2, augmentation: 1, max: 10, blind: 8)))
+            try await serve.setActive(id)
+            // A motion clip (the file moves at 4–6 s and 12–14.5 s of every 20 s pass), then its End.
+            let motion = try await events.wait("a motion clip's End", timeout: .seconds(45)) { events in
+                events.contains { $0.isBegin && $0.triggerType == 1 } && events.contains { !$0.isBegin }
+            }
+            let ended = try #require(motion.first { !$0.isBegin })
+            // Within its blind window (8 s from the End): a manual trigger begins a Command recording at once. BUSY
+            // while the motion clip's last segment uploads (a fraction of a second): the controller retries.
+            try await Fixtures.waitUntil("trigger accepted", timeout: .seconds(5)) {
+                let (status, _) = try await serve.request(.POST, "/v1/cameras/cam1/commands/manuallyTriggerTransport", """
+                    {"connectionID": \(id), "activationReason": 3,
+                     "timeControl": {"initialDuration": 2, "augmentationDuration": 0, "maxDuration": 4, "blindDuration": 0}}
+                    """)
+                return status == 200
+            }
+            let all = try await events.wait("the Command Begin", timeout: .seconds(5)) { events in
+                events.contains { $0.isBegin && $0.triggerType == 0 }
+            }
+            let command = try #require(all.first { $0.isBegin && $0.triggerType == 0 })
+            #expect((command.time - ended.time) < .seconds(8), "Begin \(command.time - ended.time) after the motion clip's End")
+            #expect(command.activationReason == 3 && command.session == ended.session + 1, "\(all)")
+        } catch {
+            Issue.record("\(error)\n\(serve.process.output)")
+        }
+        try await serve.shutdown()
+        await server.stop()
+    }
+}
