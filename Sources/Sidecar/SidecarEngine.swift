@@ -175,8 +175,16 @@ public final class SidecarEngine: SidecarControl, Service {
             case .manuallyTriggered(let trigger):
                 recorder.trigger(trigger.connectionID, reason: trigger.activationReason,
                                  timeControl: ClipTimeControl(trigger.timeControl))
-            case .recordingCut(let id, _, _):
-                recorder.cut(id)
+            case .recordingCut(let id, _, let reason):
+                switch reason {
+                case .privacy:
+                    recorder.cut(id)  // stays attached and Active; the cluster refuses new recordings while private
+                default:
+                    // Deallocate, expiry, fabric removal, Modify and Inactive: the connection stops recording here;
+                    // the change that follows (detach, a new attachment, the status) says what comes next. Cutting
+                    // and re-activating would let a Continuous timeline begin again and be refused.
+                    recorder.setActive(id, false)
+                }
             case .registriesChanged:
                 break
             }

@@ -32,6 +32,9 @@ extension ServeEndToEndTests {
             }
             let checked = try cmafErrors(trackDirectory: ingest.root.appendingPathComponent("session_1/video"), segmentDuration: 4)
             #expect(checked.segments == 2 && checked.errors.isEmpty, "\(checked)")
+            // The connection ended; no new recording was attempted on it (and refused: a spurious dropped clip).
+            #expect(!serve.process.output.contains("clip dropped"), "\(serve.process.output)")
+            #expect(events.events.filter(\.isBegin).count == 1, "\(events.events)")
         } catch {
             Issue.record("\(error)\n\(serve.process.output)")
         }
