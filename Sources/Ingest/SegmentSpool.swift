@@ -341,6 +341,65 @@ extension SegmentSpool {
     /// The transport model's BUSY hook (`PushAVStreamTransportServer.setUploadsPendingQuery`) for uploaders whose
     /// spool connection label is the Matter connection ID in decimal. An unreadable spool counts as busy.
     public func uploadsPendingQuery() -> @Sendable (UInt16) async -> Bool {
-        { connectionID in (try? self.isBusy(connection: String(connectionID))) ?? true }
+        { connectionID in (try? await self.isBusy(connection: String(connectionID))) ?? true }
+    }
+}
+
+// MARK: - From async code
+
+/// The same operations for async callers. Each runs on ``BlockingIO``: journal commits fsync and object files are read
+/// from disk, which must never occupy a cooperative thread. In an async context Swift picks these overloads, so a
+/// blocking call cannot slip in unnoticed.
+extension SegmentSpool {
+    public func store(_ bytes: [UInt8], for object: UploadObject, connection: String, now: Date = Date()) async throws {
+        try await BlockingIO.run { try self.store(bytes, for: object, connection: connection, now: now) }
+    }
+
+    public func nextSessionNumber(connection: String) async throws -> Int {
+        try await BlockingIO.run { try self.nextSessionNumber(connection: connection) }
+    }
+
+    public func finishSession(_ session: Int, connection: String) async throws {
+        try await BlockingIO.run { try self.finishSession(session, connection: connection) }
+    }
+
+    public func nextPending(connection: String, track: String) async throws -> SpoolEntry? {
+        try await BlockingIO.run { try self.nextPending(connection: connection, track: track) }
+    }
+
+    public func tracks(connection: String) async throws -> [String] {
+        try await BlockingIO.run { try self.tracks(connection: connection) }
+    }
+
+    public func isBusy(connection: String) async throws -> Bool {
+        try await BlockingIO.run { try self.isBusy(connection: connection) }
+    }
+
+    public func isSessionDelivered(_ session: Int, connection: String) async throws -> Bool {
+        try await BlockingIO.run { try self.isSessionDelivered(session, connection: connection) }
+    }
+
+    public func entry(connection: String, object: UploadObject) async throws -> SpoolEntry? {
+        try await BlockingIO.run { try self.entry(connection: connection, object: object) }
+    }
+
+    public func bytes(connection: String, object: UploadObject) async throws -> [UInt8] {
+        try await BlockingIO.run { try self.bytes(connection: connection, object: object) }
+    }
+
+    public func statistics(now: Date = Date()) async throws -> SpoolStatistics {
+        try await BlockingIO.run { try self.statistics(now: now) }
+    }
+
+    public func recordAttempt(connection: String, object: UploadObject) async throws {
+        try await BlockingIO.run { try self.recordAttempt(connection: connection, object: object) }
+    }
+
+    public func markDelivered(connection: String, object: UploadObject) async throws {
+        try await BlockingIO.run { try self.markDelivered(connection: connection, object: object) }
+    }
+
+    public func refreshMetrics() async {
+        _ = try? await BlockingIO.run { self.refreshMetrics() }
     }
 }

@@ -149,6 +149,11 @@ public final class SegmentUploader: Sendable {
         }
     }
 
+    /// ``handle(_:)`` for async callers: spooling fsyncs, so it runs on ``BlockingIO``.
+    public func handle(_ event: IngestEvent) async throws {
+        try await BlockingIO.run { try self.handle(event) }
+    }
+
     private func spoolWriteFailed(_ object: UploadObject, error: any Error, streaming: Bool) {
         spoolWriteFailuresCounter.increment()
         if streaming {
@@ -194,6 +199,11 @@ public final class SegmentUploader: Sendable {
         return live || ((try? spool.isBusy(connection: endpoint.connection)) ?? true)
     }
 
+    /// ``isBusy()`` for async callers (the spool query blocks on SQLite).
+    public func isBusy() async -> Bool {
+        (try? await BlockingIO.run { self.isBusy() }) ?? true
+    }
+
     // MARK: - Running
 
     /// Uploads until ``finishWhenDrained()`` was called and everything is delivered, or the task is cancelled.
@@ -211,7 +221,7 @@ public final class SegmentUploader: Sendable {
             noteLost(object, reason: "could not be spooled, and its live upload did not complete")
         }
         shared.withLock { $0.unspooledStreaming.removeAll() }
-        let complete = !((try? spool.isBusy(connection: endpoint.connection)) ?? true)
+        let complete = !((try? await spool.isBusy(connection: endpoint.connection)) ?? true)
         return shared.withLock {
             UploadSummary(delivered: $0.delivered, retries: $0.retries, failure: $0.failure, complete: complete,
                           lost: $0.lost, lostObjects: $0.lostObjects)
@@ -249,13 +259,13 @@ public final class SegmentUploader: Sendable {
             if shared.withLock({ $0.failure }) != nil { return }
             let work: Work
             do {
-                if let header = headerResend, let entry = try spool.entry(connection: connection, object: header) {
+                if let header = headerResend, let entry = try await spool.entry(connection: connection, object: header) {
                     work = .spooled(header, bytes: entry.bytes)
-                } else if let entry = try spool.nextPending(connection: connection, track: track) {
+                } else if let entry = try await spool.nextPending(connection: connection, track: track) {
                     headerResend = nil
                     let alreadyStreamed = shared.withLock { $0.deliveredLive.remove(entry.object) != nil }
                     if alreadyStreamed {
-                        try spool.markDelivered(connection: connection, object: entry.object)
+                        try await spool.markDelivered(connection: connection, object: entry.object)
                         continue
                     }
                     work = .spooled(entry.object, bytes: entry.bytes)
@@ -280,9 +290,10 @@ public final class SegmentUploader: Sendable {
                 object = spooled
                 let bytes: [UInt8]
                 do {
-                    bytes = try spool.bytes(connection: connection, object: spooled)
+                    bytes = try await spool.bytes(connection: connection, object: spooled)
                 } catch {
-                    if case .success(nil) = Result(catching: { try spool.entry(connection: connection, object: spooled) }) {
+                    let evicted = await (try? spool.entry(connection: connection, object: spooled)).map { $0 == nil } ?? false
+                    if evicted {
                         // An eviction removed it (journal row first, then the file) under our feet: nothing to send.
                         logger.warning("spooled object evicted before upload; moving on", metadata: ["object": "\(spooled)"])
                         headerResend = nil
@@ -293,7 +304,7 @@ public final class SegmentUploader: Sendable {
                     if !(await spoolReadFailed(track: track, decision: decision, error: error)) { return }
                     continue
                 }
-                try? spool.recordAttempt(connection: connection, object: spooled)
+                try? await spool.recordAttempt(connection: connection, object: spooled)
                 outcome = await put(spooled, body: .bytes(ByteBuffer(bytes: bytes)), timeout: policy.deadline(forBytes: size))
             case .live(let live, let body):
                 object = live.object
@@ -322,15 +333,17 @@ public final class SegmentUploader: Sendable {
                 }
                 deliveredCounter.increment()
                 if !isLive {
-                    try? spool.markDelivered(connection: connection, object: object)
+                    try? await spool.markDelivered(connection: connection, object: object)
                 }
                 if headerResend == object { headerResend = nil }
                 logger.debug("delivered", metadata: ["object": "\(object)", "live": "\(isLive)"])
             case .retry(let delay):
                 noteRetry(object, outcome: outcome, delay: delay)
+                await spool.refreshMetrics()
                 if !(await pause(delay)) { return }
             case .resendHeader(let delay):
                 noteRetry(object, outcome: outcome, delay: delay)
+                await spool.refreshMetrics()
                 headerResend = .header(session: object.session, track: object.track)
                 shared.withLock { $0.lastDelivered[track] = nil }
                 if !(await pause(delay)) { return }
@@ -389,7 +402,6 @@ public final class SegmentUploader: Sendable {
     private func noteRetry(_ object: UploadObject, outcome: UploadOutcome, delay: Duration) {
         shared.withLock { $0.retries += 1 }
         retriesCounter.increment()
-        spool.refreshMetrics()
         logger.warning("upload failed; will retry", metadata: [
             "object": "\(object)", "outcome": "\(outcome)", "delay": "\(delay)",
         ])

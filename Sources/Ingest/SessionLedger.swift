@@ -11,7 +11,7 @@ import GRDB
 /// hands the same number out twice.
 public final class SessionLedger: Sendable {
     public let file: URL
-    private let database: DatabaseQueue
+    private let database: DatabasePool
 
     /// The ledger file to use: `$PUSHAV_STATE_DIR`, else `$XDG_STATE_HOME/pushav`, else `~/.local/state/pushav`.
     public static func defaultFile(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
@@ -32,9 +32,10 @@ public final class SessionLedger: Sendable {
         var configuration = Configuration()
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         // Several pushav processes of one user share this file; a write waits for another's instead of failing
-        // with "database is locked" (each holds the lock for one tiny transaction).
-        configuration.busyMode = .timeout(10)
-        database = try DatabaseQueue(path: file.path, configuration: configuration)
+        // with "database is locked" (each holds the lock for one tiny transaction). WAL makes that transaction one
+        // fsync instead of the rollback journal's several, so waits stay short even on a slow disk.
+        configuration.busyMode = .timeout(30)
+        database = try DatabasePool(path: file.path, configuration: configuration)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: "CREATE TABLE lastSession (connection TEXT PRIMARY KEY, session INTEGER NOT NULL)")

@@ -407,7 +407,7 @@ public final class SidecarEngine: SidecarControl, Service {
 
     public func health() async -> SidecarHealth {
         let statuses = await cameraStatuses()
-        let pending = (try? spool.statistics().queueDepth) ?? 0
+        let pending = (try? await spool.statistics().queueDepth) ?? 0
         return SidecarHealth(status: statuses.allSatisfy { $0.state == .streaming } ? "ok" : "degraded",
                              cameras: Dictionary(statuses.map { ($0.id, $0.state) }, uniquingKeysWith: { a, _ in a }),
                              pendingUploads: pending)

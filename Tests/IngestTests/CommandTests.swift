@@ -32,8 +32,8 @@ import Testing
         }
         // The next run continues the session numbering of this connection.
         let spool = try SegmentSpool(directory: out.appendingPathComponent(".spool"), logger: .quiet)
-        #expect(try spool.nextSessionNumber(connection: "https://localhost:\(server.port)/") == 2)
-        #expect(try spool.statistics().queueDepth == 0)
+        #expect(try await spool.nextSessionNumber(connection: "https://localhost:\(server.port)/") == 2)
+        #expect(try await spool.statistics().queueDepth == 0)
     }
 
     /// Two runs to the same URL with a new --out and a new --spool each: the second continues the session numbers

@@ -34,7 +34,7 @@ import Testing
         setup.endpoint.inject(.status(503), times: 3, matching: "segment_1002")
         let server = try await setup.endpoint.start(pki: setup.pki)
         let run = try setup.upload(port: server.port)
-        try run.feed(setup.media.events)
+        try await run.feed(setup.media.events)
         let summary = await run.finish()
         #expect(summary.failure == nil && summary.complete)
         #expect(summary.retries == 6)
@@ -50,7 +50,7 @@ import Testing
         setup.endpoint.inject(.status(412), matching: "segment_1002")
         let server = try await setup.endpoint.start(pki: setup.pki)
         let run = try setup.upload(port: server.port)
-        try run.feed(setup.media.events)
+        try await run.feed(setup.media.events)
         let summary = await run.finish()
         #expect(summary.failure == nil && summary.complete)
         let paths = setup.endpoint.arrivals.map { "\($0.status) \($0.path)" }
@@ -68,7 +68,7 @@ import Testing
         var policy = UploadRun.fastPolicy()
         policy.requestTimeout = .milliseconds(700)  // the endpoint stalls for 1.5 s
         let run = try setup.upload(port: server.port, policy: policy)
-        try run.feed(setup.media.events)
+        try await run.feed(setup.media.events)
         let summary = await run.finish()
         #expect(summary.failure == nil && summary.complete)
         #expect(summary.retries >= 1)
@@ -85,12 +85,12 @@ import Testing
         defer { try? FileManager.default.removeItem(at: setup.directory) }
         let port = try Fixtures.freePort()
         let run = try setup.upload(port: port)
-        try run.feed(setup.media.events)
+        try await run.feed(setup.media.events)
         try await Fixtures.waitUntil("retries while down") { run.uploader.retryCount >= 3 }
         let resetter = try ResettingListener.start(port: port)
         let before = run.uploader.retryCount
         try await Fixtures.waitUntil("retries while resetting") { run.uploader.retryCount >= before + 3 }
-        #expect(try run.uploader.spool.statistics().queueDepth == setup.media.objects.count, "nothing delivered, nothing dropped")
+        #expect(try await run.uploader.spool.statistics().queueDepth == setup.media.objects.count, "nothing delivered, nothing dropped")
         resetter.stop()
         let server = try await setup.endpoint.start(pki: setup.pki, port: port)
         let summary = await run.finish()
@@ -108,7 +108,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: setup.directory) }
         let port = try Fixtures.freePort()
         let run = try setup.upload(port: port)
-        try run.feed(setup.media.events)
+        try await run.feed(setup.media.events)
         try await Fixtures.waitUntil("40 refused attempts", timeout: .seconds(60)) { run.uploader.retryCount >= 40 }
         let server = try await setup.endpoint.start(pki: setup.pki, port: port)
         let back = ContinuousClock.now
@@ -130,11 +130,11 @@ import Testing
         setup.endpoint.inject(.status(403), times: 100)
         let server = try await setup.endpoint.start(pki: setup.pki)
         let run = try setup.upload(port: server.port)
-        try run.feed(setup.media.events)
+        try await run.feed(setup.media.events)
         let summary = await run.finish()
         #expect(summary.failure?.contains("403") == true)
         #expect(!summary.complete)
-        #expect(try run.uploader.spool.statistics().queueDepth == setup.media.objects.count)
+        #expect(try await run.uploader.spool.statistics().queueDepth == setup.media.objects.count)
         #expect(run.uploader.isBusy())
         await server.stop()
     }

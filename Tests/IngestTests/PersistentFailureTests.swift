@@ -28,7 +28,7 @@ import Testing
         let retries = MetricsProbe(counter: "pushav_upload_retries_total", connection: connection)
         let run = try UploadRun.start(url: "https://localhost:\(server.port)/", tls: setup.pki.clientMaterial,
                                       spool: setup.directory.appendingPathComponent("spool"), policy: policy, connection: connection)
-        try run.feed(setup.media.events)
+        try await run.feed(setup.media.events)
         let started = ContinuousClock.now
         let outcome = await Result.awaiting {
             try await run.finish(within: .seconds(30)) {
@@ -58,7 +58,7 @@ import Testing
         #expect(!summary.complete)
         #expect(summary.retries == budget - 1)
         #expect(retries.increase == budget - 1)
-        #expect(try run.uploader.spool.statistics().queueDepth == setup.media.objects.count - 1, "the spool keeps every segment")
+        #expect(try await run.uploader.spool.statistics().queueDepth == setup.media.objects.count - 1, "the spool keeps every segment")
     }
 
     /// The CLI as the issue ran it: `pushav record --push` against that endpoint exits non-zero, names the 412, and
@@ -111,8 +111,8 @@ import Testing
         let started = ContinuousClock.now
         let outcome = await Result.awaiting {
             let spool = try SegmentSpool(directory: spoolDirectory, logger: .quiet)
-            for object in setup.media.objects { try spool.store(object.bytes, for: object.object, connection: url) }
-            try spool.finishSession(1, connection: url)
+            for object in setup.media.objects { try await spool.store(object.bytes, for: object.object, connection: url) }
+            try await spool.finishSession(1, connection: url)
             let file = spool.fileURL(connection: url, object: victim)
             try FileManager.default.removeItem(at: file)
             try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
@@ -164,7 +164,7 @@ import Testing
                     break
                 }
                 do {
-                    try run.uploader.handle(event)
+                    try await run.uploader.handle(event)
                 } catch {
                     if case .segment(let session, let track, let number, _) = event {
                         refused.append(UploadObject(session: session, track: track, number: number))

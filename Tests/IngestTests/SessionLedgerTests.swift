@@ -10,7 +10,7 @@ import Testing
         let directory = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("sessions.sqlite")
-        let writers = 4, sessionsEach = 40
+        let writers = 4, sessionsEach = 12
         let ledgers = try (0..<writers).map { _ in try SessionLedger(file: file) }
         let failures: [String] = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {

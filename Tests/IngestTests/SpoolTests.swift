@@ -77,10 +77,10 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let spool = try SegmentSpool(directory: directory, logger: .quiet)
         let query = spool.uploadsPendingQuery()
-        try spool.store([1], for: .header(session: 1, track: "video"), connection: "7")
+        try await spool.store([1], for: .header(session: 1, track: "video"), connection: "7")
         #expect(await query(7))
         #expect(await !query(8))
-        try spool.markDelivered(connection: "7", object: .header(session: 1, track: "video"))
+        try await spool.markDelivered(connection: "7", object: .header(session: 1, track: "video"))
         #expect(await !query(7))
     }
 }

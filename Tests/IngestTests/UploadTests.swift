@@ -35,8 +35,8 @@ struct UploadRun {
         return UploadRun(uploader: uploader, task: Task { await uploader.run() })
     }
 
-    func feed(_ events: [IngestEvent]) throws {
-        for event in events { try uploader.handle(event) }
+    func feed(_ events: [IngestEvent]) async throws {
+        for event in events { try await uploader.handle(event) }
     }
 
     func finish() async -> UploadSummary {
@@ -78,12 +78,12 @@ func expectInOrder(_ paths: [String], sourceLocation: SourceLocation = #_sourceL
         let server = try await IngestServer.startForTest(root: root, pki: pki, http2: http2)
         let run = try UploadRun.start(url: "https://localhost:\(server.port)/", tls: pki.clientMaterial,
                                       spool: directory.appendingPathComponent("spool"))
-        try run.feed(media.events)
+        try await run.feed(media.events)
         let summary = await run.finish()
         #expect(summary.failure == nil)
         #expect(summary.complete)
         expectDelivered(media, under: root)
-        #expect(try run.uploader.spool.statistics().bytes == 0, "delivered and finished sessions leave the spool")
+        #expect(try await run.uploader.spool.statistics().bytes == 0, "delivered and finished sessions leave the spool")
 
         // No client certificate, and a certificate from another CA: the handshake fails.
         for chain in [[UInt8](), pki.strangerPEM] {
@@ -171,7 +171,7 @@ func expectInOrder(_ paths: [String], sourceLocation: SourceLocation = #_sourceL
         var events = media.events[...]
         while let event = events.first {
             events = events.dropFirst()
-            try run.uploader.handle(event)
+            try await run.uploader.handle(event)
             if case .header = event {
                 try await Fixtures.waitUntil("header delivered") { endpoint.storedPaths.contains("session_1/video/video.init") }
             }
@@ -182,7 +182,7 @@ func expectInOrder(_ paths: [String], sourceLocation: SourceLocation = #_sourceL
             }
         }
         #expect(!endpoint.storedPaths.contains("session_1/video/segment_1001.m4s"))
-        try run.feed(Array(events))
+        try await run.feed(Array(events))
         let summary = await run.finish()
         #expect(summary.failure == nil && summary.complete)
         expectDelivered(media, under: root)
@@ -207,7 +207,7 @@ extension IngestServerUploadTests {
                                       spool: directory.appendingPathComponent("spool"))
         for event in media.events {
             if case .segment = event { break }
-            try run.uploader.handle(event)
+            try await run.uploader.handle(event)
             if case .header = event {
                 try await Fixtures.waitUntil("header delivered") { endpoint.storedPaths.contains("session_1/video/video.init") }
             }
@@ -233,7 +233,7 @@ extension IngestServerUploadTests {
         let media = try await SampleMedia.make(chunked: http2)  // chunked bodies over HTTP/1.1 chunked encoding and HTTP/2 frames
         let run = try UploadRun.start(url: "https://127.0.0.1:\(nginx.port)/ingest/cam1/", tls: pki.clientMaterial,
                                       spool: directory.appendingPathComponent("spool"))
-        try run.feed(media.events)
+        try await run.feed(media.events)
         let summary = await run.finish()
         #expect(summary.failure == nil && summary.complete, "\(summary)")
         expectDelivered(media, under: nginx.root.appendingPathComponent("ingest/cam1"))

@@ -27,11 +27,11 @@ struct BadInputTests {
     ]
 
     @Test(arguments: cases.map { ($0.0, $0.2) })
-    func clearErrorAndNonZeroExit(name: String, expected: String) throws {
+    func clearErrorAndNonZeroExit(name: String, expected: String) async throws {
         let dir = try Fixtures.scratchDirectory(name)
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = try Self.cases.first { $0.0 == name }!.1(dir)
-        let result = try PushAVBinary.run(["record", input, "--out", dir.appendingPathComponent("out").path])
+        let result = try await PushAVBinary.run(["record", input, "--out", dir.appendingPathComponent("out").path])
         #expect(result.status != 0)
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.count == 1, "stderr: \(result.stderr)")
@@ -41,14 +41,14 @@ struct BadInputTests {
 
     /// An MPEG-TS file cut mid-write: the error says so, and every segment written before it is complete, valid
     /// CMAF and listed in report.json.
-    @Test func truncatedTransportStreamKeepsEverySegmentWrittenBeforeTheFault() throws {
+    @Test func truncatedTransportStreamKeepsEverySegmentWrittenBeforeTheFault() async throws {
         let dir = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let source = try Data(contentsOf: Fixtures.media("b_1080p25_h264_high_bframes.ts"))
         let input = dir.appendingPathComponent("cut.ts")
         try source.prefix(source.count * 6 / 10 + 100).write(to: input)  // not a multiple of 188: cut mid-packet
         let out = dir.appendingPathComponent("out")
-        let result = try PushAVBinary.run(["record", input.path, "--out", out.path, "--segment-duration", "2000"])
+        let result = try await PushAVBinary.run(["record", input.path, "--out", out.path, "--segment-duration", "2000"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("is truncated"), "stderr: \(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1)
@@ -77,11 +77,11 @@ struct BadInputTests {
         (["--pre-roll", "1000"], "cluster InvalidPreRollLength (0x0C): maxPreRollLen 1000 ms is shorter than the input's keyframe interval 2000 ms"),
         (["--transport", "/nonexistent/transport.json"], "cannot read --transport"),
     ])
-    func invalidOptionsAnswerWithTheMatterStatus(flags: [String], expected: String) throws {
+    func invalidOptionsAnswerWithTheMatterStatus(flags: [String], expected: String) async throws {
         let dir = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let out = dir.appendingPathComponent("out")
-        let result = try PushAVBinary.run(["record", Fixtures.media("a_720p30_h264_main.mp4").path, "--out", out.path] + flags)
+        let result = try await PushAVBinary.run(["record", Fixtures.media("a_720p30_h264_main.mp4").path, "--out", out.path] + flags)
         #expect(result.status != 0)
         #expect(result.stderr.contains(expected), "stderr: \(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1)
@@ -89,12 +89,12 @@ struct BadInputTests {
         #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("session_1").path))
     }
 
-    @Test func transportDocumentThatIsNotTransportOptionsIsInvalidCommand() throws {
+    @Test func transportDocumentThatIsNotTransportOptionsIsInvalidCommand() async throws {
         let dir = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let document = dir.appendingPathComponent("transport.json")
         try Data(#"{"url": 42}"#.utf8).write(to: document)
-        let result = try PushAVBinary.run(["record", Fixtures.media("a_720p30_h264_main.mp4").path, "--out",
+        let result = try await PushAVBinary.run(["record", Fixtures.media("a_720p30_h264_main.mp4").path, "--out",
                                            dir.appendingPathComponent("out").path, "--transport", document.path])
         #expect(result.status != 0)
         #expect(result.stderr.hasPrefix("Error: INVALID_COMMAND (0x85): "), "stderr: \(result.stderr)")

@@ -1,11 +1,17 @@
 import Foundation
+import TestSupport
 
 /// An MP4 read back with ffprobe (a clip without `moov` fails here: "moov atom not found").
 struct ClipProbe {
     var videoDuration: Double
     var videoFrames: Int
 
-    init(_ url: URL) throws {
+    /// Probes `url` with ffprobe, off the cooperative pool.
+    static func probe(_ url: URL) async throws -> ClipProbe {
+        try await BlockingWork.run { try ClipProbe(url) }
+    }
+
+    private init(_ url: URL) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
         process.arguments = ["-v", "error", "-select_streams", "v:0", "-count_packets", "-show_entries",

@@ -98,12 +98,12 @@ enum ClipRegressionTable {
 @Suite("Clip-length regression on TestMedia", .serialized)
 struct ClipRegressionTests {
     @Test(arguments: ClipRegressionTable.cases)
-    func clipsMatchTheRules(_ c: ClipRegressionTable.Case) throws {
+    func clipsMatchTheRules(_ c: ClipRegressionTable.Case) async throws {
         let truth = try MediaTruth.of(c.media)
         let motion = try #require(truth.motion)
         let out = try Fixtures.scratchDirectory(c.media)
         defer { try? FileManager.default.removeItem(at: out) }
-        let result = try PushAVBinary.run(["record", Fixtures.media(c.media).path, "--out", out.path, "--json"] + c.flags)
+        let result = try await PushAVBinary.run(["record", Fixtures.media(c.media).path, "--out", out.path, "--json"] + c.flags)
         try #require(result.status == 0, "pushav failed: \(result.stderr)")
         let report = try JSONDecoder().decode(RecordingReport.self, from: Data(result.stdout.utf8))
         try #require(report.sessions.count == c.expected.count,

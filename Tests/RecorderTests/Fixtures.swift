@@ -27,8 +27,12 @@ struct CommandResult {
 
 enum PushAVBinary {
     /// Runs `pushav` (or `executable`) with `arguments` and returns what it printed; a hung process is killed after
-    /// `timeout` seconds.
-    static func run(_ arguments: [String], timeout: TimeInterval = 120, executable: URL = Fixtures.pushav) throws -> CommandResult {
+    /// `timeout` seconds. Waits off the cooperative pool (``BlockingWork``).
+    static func run(_ arguments: [String], timeout: TimeInterval = 120, executable: URL = Fixtures.pushav) async throws -> CommandResult {
+        try await BlockingWork.run { try runBlocking(arguments, timeout: timeout, executable: executable) }
+    }
+
+    private static func runBlocking(_ arguments: [String], timeout: TimeInterval, executable: URL) throws -> CommandResult {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

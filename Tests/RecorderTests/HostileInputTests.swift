@@ -8,7 +8,7 @@ import Testing
 struct HostileInputTests {
     /// An AVI whose video stream header claims 10⁹ frames per second (strh rate 1 000 000 000, scale 1). Computing
     /// the transcoder's GOP length from it used to trap (`Int32(gop)`, signal 4).
-    @Test func aviWithAnAbsurdFrameRateIsRecordedWithoutATrap() throws {
+    @Test func aviWithAnAbsurdFrameRateIsRecordedWithoutATrap() async throws {
         let dir = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         var avi = [UInt8](try Data(contentsOf: Fixtures.media("d_mpeg4_mp3.avi")))
@@ -20,7 +20,7 @@ struct HostileInputTests {
         try Data(avi).write(to: input)
         let out = dir.appendingPathComponent("out")
 
-        let result = try PushAVBinary.run(["record", input.path, "--out", out.path, "--trigger", "continuous"])
+        let result = try await PushAVBinary.run(["record", input.path, "--out", out.path, "--trigger", "continuous"])
         #expect(result.terminatedBySignal == nil, "pushav crashed: \(result.stderr)")
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let report = try Self.report(out)
@@ -33,7 +33,7 @@ struct HostileInputTests {
     /// MPEG-TS with damaged PES timestamps: a DTS going backwards, a duplicate, a PTS before its DTS, an absurd jump
     /// and an outlier far back. It used to end the recording at the first one (`write video sample: Invalid
     /// argument`), leaving session_1 with init segments only; now every glitch is dropped or repaired and counted.
-    @Test func transportStreamWithDamagedTimestampsKeepsRecording() throws {
+    @Test func transportStreamWithDamagedTimestampsKeepsRecording() async throws {
         let dir = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         var ts = [UInt8](try Data(contentsOf: Fixtures.media("b_1080p25_h264_high_bframes.ts")))
@@ -43,7 +43,7 @@ struct HostileInputTests {
         try Data(ts).write(to: input)
         let out = dir.appendingPathComponent("out")
 
-        let result = try PushAVBinary.run(["record", input.path, "--out", out.path, "--trigger", "continuous",
+        let result = try await PushAVBinary.run(["record", input.path, "--out", out.path, "--trigger", "continuous",
                                            "--segment-duration", "2000"])
         #expect(result.terminatedBySignal == nil)
         #expect(result.status == 0, "stderr: \(result.stderr)")
@@ -81,7 +81,7 @@ struct HostileInputTests {
     /// 4 KiB of an MPEG-TS zeroed (a lost network buffer) damage one ADTS audio frame, which `aac_adtstoasc` rejects
     /// as invalid data. That used to end the recording before its first session was finished; now the frame is
     /// dropped and counted, and the recording goes on.
-    @Test func transportStreamWithAZeroedBlockKeepsRecording() throws {
+    @Test func transportStreamWithAZeroedBlockKeepsRecording() async throws {
         let dir = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         var ts = [UInt8](try Data(contentsOf: Fixtures.media("b_1080p25_h264_high_bframes.ts")))
@@ -90,7 +90,7 @@ struct HostileInputTests {
         try Data(ts).write(to: input)
         let out = dir.appendingPathComponent("out")
 
-        let result = try PushAVBinary.run(["record", input.path, "--out", out.path, "--trigger", "continuous",
+        let result = try await PushAVBinary.run(["record", input.path, "--out", out.path, "--trigger", "continuous",
                                            "--segment-duration", "2000"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let damage = try #require(try Self.report(out).input?["damage"])
@@ -103,7 +103,7 @@ struct HostileInputTests {
     /// An MP4 whose `esds` lost its AudioSpecificConfig (one bit of the ES_Descriptor's length cleared): the AAC
     /// frames cannot be described, so an audio track of them would fail the checker (no codecs string). The audio is
     /// dropped and counted, and the video recorded.
-    @Test func aacWithoutItsConfigurationIsDroppedAndCounted() throws {
+    @Test func aacWithoutItsConfigurationIsDroppedAndCounted() async throws {
         let dir = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         var mp4 = [UInt8](try Data(contentsOf: Fixtures.media("a_720p30_h264_main.mp4")))
@@ -114,7 +114,7 @@ struct HostileInputTests {
         try Data(mp4).write(to: input)
         let out = dir.appendingPathComponent("out")
 
-        let result = try PushAVBinary.run(["record", input.path, "--out", out.path, "--trigger", "continuous"])
+        let result = try await PushAVBinary.run(["record", input.path, "--out", out.path, "--trigger", "continuous"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.contains("input damaged:"), "stdout: \(result.stdout)")
         let damage = try #require(try Self.report(out).input?["damage"])

@@ -3,6 +3,7 @@ import Foundation
 import Recorder
 import Testing
 import Timeline
+import TestSupport
 
 /// Streams whose keyframes are not the tidy closed GOPs of most test files: HEVC open GOPs (CRA pictures), a keyframe
 /// gap far longer than the stream's interval, no usable keyframe at all, and a pre-roll buffer too small for a clip.
@@ -11,12 +12,12 @@ import Timeline
 struct KeyframeRecordingTests {
     /// x265 with open GOPs writes a CRA every 2 s and an IDR only first: continuous recording still cuts 4 s
     /// segments, each starting on a CRA, and both our checker and `pushav inspect` accept them.
-    @Test func hevcOpenGOPSegmentsStartOnCRAPictures() throws {
+    @Test func hevcOpenGOPSegmentsStartOnCRAPictures() async throws {
         let media = "h_hevc_open_gop.mp4"
         let truth = try MediaTruth.of(media)
         let out = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: out) }
-        let result = try PushAVBinary.run(["record", Fixtures.media(media).path, "--out", out.path, "--trigger", "continuous", "--json"])
+        let result = try await PushAVBinary.run(["record", Fixtures.media(media).path, "--out", out.path, "--trigger", "continuous", "--json"])
         try #require(result.status == 0, "pushav failed: \(result.stderr)")
         let report = try JSONDecoder().decode(RecordingReport.self, from: Data(result.stdout.utf8))
         #expect(report.sessions.count == 1)
@@ -35,7 +36,7 @@ struct KeyframeRecordingTests {
             #expect(abs(segment.durationSeconds - 4) < 1e-6, "\(segment.fileName) lasts \(segment.durationSeconds) s")
         }
 
-        let inspect = try PushAVBinary.run(["inspect", out.appendingPathComponent("session_1").path, "--segment-duration", "4000", "--summary"])
+        let inspect = try await PushAVBinary.run(["inspect", out.appendingPathComponent("session_1").path, "--segment-duration", "4000", "--summary"])
         #expect(inspect.status == 0, "\(inspect.stdout)")
         #expect(inspect.stdout.contains("video.init: vide hvc1") && inspect.stdout.contains("every segment starts with a random access point"),
                 "\(inspect.stdout)")
@@ -44,18 +45,18 @@ struct KeyframeRecordingTests {
 
     /// A stream whose only IDR was cut off (H.264 open GOPs: the later I pictures are recovery points, not IDRs): motion
     /// is seen, but the clip has no picture to start on. It is reported, never silently lost.
-    @Test func clipWithoutUsableKeyframeIsReportedAndFailsTheRun() throws {
+    @Test func clipWithoutUsableKeyframeIsReportedAndFailsTheRun() async throws {
         let dir = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let full = dir.appendingPathComponent("open_gop.ts")
-        try SyntheticVideo.encode(to: full, seconds: 10, motion: (start: 4, end: 6), videoArguments: [
+        try await SyntheticVideo.encode(to: full, seconds: 10, motion: (start: 4, end: 6), videoArguments: [
             "-c:v", "libx264", "-bf", "2", "-x264-params", "keyint=10:min-keyint=10:scenecut=0:open-gop=1",
         ])
         let cut = dir.appendingPathComponent("cut.ts")
-        try SyntheticVideo.ffmpeg(["-ss", "2", "-i", full.path, "-c", "copy", "-f", "mpegts", cut.path])
+        try await SyntheticVideo.ffmpeg(["-ss", "2", "-i", full.path, "-c", "copy", "-f", "mpegts", cut.path])
 
         let out = dir.appendingPathComponent("out")
-        let result = try PushAVBinary.run(["record", cut.path, "--out", out.path, "--initial", "3", "--augmentation", "1",
+        let result = try await PushAVBinary.run(["record", cut.path, "--out", out.path, "--initial", "3", "--augmentation", "1",
                                            "--max-duration", "4", "--blind", "10", "--pre-roll", "2000"])
         #expect(result.status == 3, "stdout: \(result.stdout)\nstderr: \(result.stderr)")
         #expect(result.stdout.contains("motion: "), "the motion itself was seen: \(result.stdout)")
@@ -78,7 +79,7 @@ struct KeyframeRecordingTests {
         let dir = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("long_gap.mp4")
-        try SyntheticVideo.encode(to: input, seconds: 20, motion: (start: 13.5, end: 15.5), videoArguments: [
+        try await SyntheticVideo.encode(to: input, seconds: 20, motion: (start: 13.5, end: 15.5), videoArguments: [
             "-c:v", "libx264", "-bf", "0", "-x264-params", "keyint=1000:min-keyint=1000:scenecut=0",
             "-force_key_frames", "0,1,2,3,4,5,14,15,16,17,18,19",
         ])
@@ -139,9 +140,9 @@ struct KeyframeRecordingTests {
 /// Small synthetic test videos made with the ffmpeg CLI: a grey 320x240 scene at 10 fps with a 64 px white box that
 /// moves 100 px/s (10 px per frame) during `motion`, encoded with the given arguments.
 enum SyntheticVideo {
-    static func encode(to url: URL, seconds: Int, motion: (start: Double, end: Double), videoArguments: [String]) throws {
+    static func encode(to url: URL, seconds: Int, motion: (start: Double, end: Double), videoArguments: [String]) async throws {
         let x = "20+round(100*clip(t-\(motion.start),0,\(motion.end - motion.start)))"
-        try ffmpeg([
+        try await ffmpeg([
             "-f", "lavfi", "-i", "color=c=0x808080:s=320x240:r=10:d=\(seconds)",
             "-f", "lavfi", "-i", "color=c=white:s=64x64:r=10",
             "-filter_complex", "[0:v][1:v]overlay=x='\(x)':y=88:eval=frame:shortest=1,format=yuv420p[v]",
@@ -149,8 +150,12 @@ enum SyntheticVideo {
         ] + videoArguments + [url.path])
     }
 
-    /// Runs `ffmpeg -y …` and throws with its stderr if it fails.
-    static func ffmpeg(_ arguments: [String]) throws {
+    /// Runs `ffmpeg -y …` (off the cooperative pool) and throws with its stderr if it fails.
+    static func ffmpeg(_ arguments: [String]) async throws {
+        try await BlockingWork.run { try ffmpegBlocking(arguments) }
+    }
+
+    private static func ffmpegBlocking(_ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-y"] + arguments

@@ -112,7 +112,7 @@ struct LiveStopTests {
                 #expect(abs(written.totalDuration - duration) < 1e-6, "segments \(written.totalDuration) s, session \(duration) s")
             }
         }
-        let clip = try ClipProbe(run.out.appendingPathComponent("clips/session_1.mp4"))
+        let clip = try await ClipProbe.probe(run.out.appendingPathComponent("clips/session_1.mp4"))
         #expect(clip.videoDuration > 2 && abs(clip.videoDuration - duration) < 0.05,
                 "clip \(clip.videoDuration) s, session \(duration) s")
     }

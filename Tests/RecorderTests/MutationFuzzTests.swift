@@ -7,12 +7,12 @@ struct MutationFuzzTests {
     /// Bit flips, zeroed, duplicated and shuffled blocks, truncation and random header bytes, each mutant recorded by
     /// the built `pushav`: no crash, no hang, no error other than one clear line, and every session left on disk has
     /// media segments that `pushav inspect` accepts.
-    @Test func mutantsNeverCrashHangOrLeaveAnInvalidSession() throws {
+    @Test func mutantsNeverCrashHangOrLeaveAnInvalidSession() async throws {
         let dir = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let summary = dir.appendingPathComponent("fuzz.json")
         let script = Fixtures.packageRoot.appendingPathComponent("Scripts/fuzz")
-        let result = try PushAVBinary.run(
+        let result = try await PushAVBinary.run(
             ["python3", script.path, "150", "--seed", "1", "--pushav", Fixtures.pushav.path, "--jobs", "2",
              "--timeout", "60", "--quiet", "--json", summary.path],
             timeout: 600, executable: URL(fileURLWithPath: "/usr/bin/env"))

@@ -35,7 +35,7 @@ import Timeline
         let violations = CMAFConformance(expectations: .init(segmentDuration: 2, keyFrameInterval: 2))
             .check(header: video.headerFile, segments: video.files).filter { $0.severity == .error }
         #expect(violations.isEmpty, "\(violations)")
-        let clip = try ClipProbe(out.appendingPathComponent("clips/session_1.mp4"))
+        let clip = try await ClipProbe.probe(out.appendingPathComponent("clips/session_1.mp4"))
         #expect(abs(clip.videoDuration - session.duration) < 0.05, "clip \(clip.videoDuration) s, session \(session.duration) s")
     }
 

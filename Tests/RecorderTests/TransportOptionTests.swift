@@ -30,13 +30,13 @@ struct TransportOptionTests {
     ]
 
     @Test("refused with the cluster's status, nothing recorded", arguments: refused.map { ($0.0, $0.2) })
-    func refusedTransport(name: String, expected: String) throws {
+    func refusedTransport(name: String, expected: String) async throws {
         let dir = try Fixtures.scratchDirectory(name)
         defer { try? FileManager.default.removeItem(at: dir) }
         let document = dir.appendingPathComponent("transport.json")
         try Data(Self.refused.first { $0.0 == name }!.1.utf8).write(to: document)
         let out = dir.appendingPathComponent("out")
-        let result = try PushAVBinary.run(["record", Fixtures.media("e_video_only.mp4").path, "--out", out.path,
+        let result = try await PushAVBinary.run(["record", Fixtures.media("e_video_only.mp4").path, "--out", out.path,
                                            "--transport", document.path, "--no-push"])
         #expect(result.status != 0)
         #expect(result.stderr.contains(expected), "stderr: \(result.stderr)")
@@ -45,33 +45,33 @@ struct TransportOptionTests {
     }
 
     /// A transport's url is where it uploads: a document with one is not recorded locally without saying so.
-    @Test func transportURLIsNeverSilentlyIgnored() throws {
+    @Test func transportURLIsNeverSilentlyIgnored() async throws {
         let dir = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let document = dir.appendingPathComponent("transport.json")
         try Data(Self.document().utf8).write(to: document)
         let out = dir.appendingPathComponent("out")
         let input = Fixtures.media("e_video_only.mp4").path
-        let refused = try PushAVBinary.run(["record", input, "--out", out.path, "--transport", document.path])
+        let refused = try await PushAVBinary.run(["record", input, "--out", out.path, "--transport", document.path])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("uploads to https://ingest.example/streams/1/: add --push"), "stderr: \(refused.stderr)")
-        let both = try PushAVBinary.run(["record", input, "--out", out.path, "--transport", document.path, "--no-push",
+        let both = try await PushAVBinary.run(["record", input, "--out", out.path, "--transport", document.path, "--no-push",
                                          "--push", "https://ingest.example/streams/1/"])
         #expect(both.status != 0 && both.stderr.contains("--no-push and --push contradict each other"), "stderr: \(both.stderr)")
-        let local = try PushAVBinary.run(["record", input, "--out", out.path, "--transport", document.path, "--no-push"])
+        let local = try await PushAVBinary.run(["record", input, "--out", out.path, "--transport", document.path, "--no-push"])
         #expect(local.status == 0, "stderr: \(local.stderr)")
         #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("session_1/video/video.init").path))
     }
 
     /// A track name that is legal in the cluster but not a plain word (the certification tests allocate " ") is
     /// written as it is and recorded.
-    @Test func trackNameWithASpaceIsRecordedUnderThatName() throws {
+    @Test func trackNameWithASpaceIsRecordedUnderThatName() async throws {
         let dir = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let document = dir.appendingPathComponent("transport.json")
         try Data(Self.document(cmaf: #", "trackName": "front door""#).utf8).write(to: document)
         let out = dir.appendingPathComponent("out")
-        let result = try PushAVBinary.run(["record", Fixtures.media("a_720p30_h264_main.mp4").path, "--out", out.path,
+        let result = try await PushAVBinary.run(["record", Fixtures.media("a_720p30_h264_main.mp4").path, "--out", out.path,
                                            "--transport", document.path, "--no-push"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("session_1/front door/front door.init").path))
@@ -80,18 +80,18 @@ struct TransportOptionTests {
 
     /// Session numbers only ever increase: a second run into the same folder continues after the first run's
     /// sessions instead of starting again at session_1 among the first run's files.
-    @Test func secondRunIntoTheSameFolderContinuesTheSessionNumbers() throws {
+    @Test func secondRunIntoTheSameFolderContinuesTheSessionNumbers() async throws {
         let dir = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let out = dir.appendingPathComponent("out")
         let long = ["record", Fixtures.media("a_720p30_h264_main.mp4").path, "--out", out.path, "--trigger", "continuous",
                     "--session-length", "8"]
-        let first = try PushAVBinary.run(long)
+        let first = try await PushAVBinary.run(long)
         #expect(first.status == 0, "stderr: \(first.stderr)")
         let firstSessions = try Self.sessions(in: out)
         #expect(firstSessions == [1, 2, 3])
         let before = try Data(contentsOf: out.appendingPathComponent("session_1/video/segment_1002.m4s"))
-        let second = try PushAVBinary.run(["record", Fixtures.media("e_video_only.mp4").path, "--out", out.path,
+        let second = try await PushAVBinary.run(["record", Fixtures.media("e_video_only.mp4").path, "--out", out.path,
                                            "--trigger", "continuous"])
         #expect(second.status == 0, "stderr: \(second.stderr)")
         #expect(try Self.sessions(in: out) == [1, 2, 3, 4])

@@ -22,14 +22,14 @@ struct ZoneTests {
     ]
 
     @Test(arguments: cases.map(\.0))
-    func zoneDecidesWhichMotionStartsAClip(name: String) throws {
+    func zoneDecidesWhichMotionStartsAClip(name: String) async throws {
         let (_, flags, expected) = Self.cases.first { $0.0 == name }!
         let truth = try MediaTruth.of("a_720p30_h264_main.mp4")
         let events = try #require(truth.motion)
         let dir = try Fixtures.scratchDirectory(name)
         defer { try? FileManager.default.removeItem(at: dir) }
         let out = dir.appendingPathComponent("out")
-        let result = try PushAVBinary.run(["record", Fixtures.media("a_720p30_h264_main.mp4").path, "--out", out.path,
+        let result = try await PushAVBinary.run(["record", Fixtures.media("a_720p30_h264_main.mp4").path, "--out", out.path,
                                            "--initial", "2", "--augmentation", "0", "--max-duration", "2", "--blind", "4",
                                            "--no-clip", "--no-audio", "--json"] + flags)
         #expect(result.status == 0, "stderr: \(result.stderr)")

@@ -59,11 +59,15 @@ func sortedJSON<T: Encodable>(_ value: T) throws -> Data {
     return try encoder.encode(value)
 }
 
-func sqlite(_ path: String, _ sql: String) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-    process.arguments = [path, sql]
-    try process.run()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0, "sqlite3 \(sql)")
+/// Runs the sqlite3 CLI on `path` (off the cooperative pool).
+func sqlite(_ path: String, _ sql: String) async throws {
+    let status = try await BlockingWork.run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [path, sql]
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+    #expect(status == 0, "sqlite3 \(sql)")
 }

@@ -199,7 +199,7 @@ struct TransportStoreTests {
             try await server.setRegistries(testRegistries)
             let id = try await server.allocatePushTransport(continuousOptions(), fabric: fabric1).connectionID
             try store.close()
-            try sqlite(path, "UPDATE connection SET transportOptions = CAST('{\"url\":1}' AS BLOB) WHERE connectionID = \(id)")
+            try await sqlite(path, "UPDATE connection SET transportOptions = CAST('{\"url\":1}' AS BLOB) WHERE connectionID = \(id)")
             store = try TransportStore(path: path)
             do {
                 server = try openServer(store, clock: ManualClock())
@@ -217,7 +217,7 @@ struct TransportStoreTests {
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("t.sqlite").path
             try TransportStore(path: path).close()
-            try sqlite(path, "INSERT INTO grdb_migrations (identifier) VALUES ('v99: from the future')")
+            try await sqlite(path, "INSERT INTO grdb_migrations (identifier) VALUES ('v99: from the future')")
             #expect {
                 _ = try TransportStore(path: path)
             } throws: { error in
