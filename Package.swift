@@ -92,6 +92,10 @@ let package = Package(
             dependencies: [
                 "Motion", "TransportModel", "TransportStore", "Recorder", "Ingest", "Timeline",
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -139,7 +143,13 @@ let package = Package(
         // a hand-moved clock.
         .target(name: "TestSupport", dependencies: ["TransportModel"], path: "Tests/TestSupport"),
         .testTarget(name: "TimelineTests", dependencies: ["Timeline", "TestSupport"]),
-        .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "Motion", "TestSupport"]),
+        .testTarget(
+            name: "SidecarTests",
+            dependencies: [
+                "Sidecar", "Motion", "TransportModel", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // The throwaway PKI, and `pushav serve --demo` run as a process.
         .testTarget(
             name: "SidecarDemoTests",

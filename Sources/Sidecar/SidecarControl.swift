@@ -24,6 +24,21 @@ public protocol SidecarControl: Sendable {
     /// NOT_FOUND when the fabric has no such endpoint; INVALID_IN_STATE while a connection uses it.
     func removeTLSEndpoint(_ endpointID: UInt16, fabric: FabricIndex) async throws(TransportCommandError)
     func health() async -> SidecarHealth
+
+    // TLS Certificate Management and TLS Client Management, as a controller provisions a camera (TC-PAVSTI); the key
+    // pair is made in this process and its private key never leaves it.
+
+    /// Installs the ingest's root CA certificate (DER); returns its CAID. CONSTRAINT_ERROR for bytes that are not one.
+    func provisionRootCertificate(_ request: ProvisionRootCertificateRequest, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16
+    /// NOT_FOUND when the fabric has no such CAID.
+    func removeRootCertificate(_ caid: UInt16, fabric: FabricIndex) async throws(TransportCommandError)
+    /// Makes a P-256 key pair and answers its CSR and the signed nonce. CONSTRAINT_ERROR unless the nonce is 32 bytes.
+    func tlsClientCSR(_ request: TLSClientCSRRequest, fabric: FabricIndex) async throws(TransportCommandError) -> TLSClientCSRResponse
+    /// Installs the certificate signed from a CCDID's CSR. NOT_FOUND for an unknown CCDID, DYNAMIC_CONSTRAINT_ERROR
+    /// for a certificate of another key.
+    func provisionClientCertificate(_ request: ProvisionClientCertificateRequest, fabric: FabricIndex) async throws(TransportCommandError)
+    /// A TLS endpoint from a CAID and a CCDID; returns the endpoint ID AllocatePushTransport takes.
+    func provisionEndpoint(_ request: ProvisionEndpointRequest, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16
 }
 
 /// `POST /v1/tls/endpoints`: where an ingest server is and the certificates for mutual TLS, in PEM.

@@ -15,9 +15,11 @@ import TransportStore
 public final class SidecarEngine: SidecarControl, Service {
     public let configuration: ServeConfiguration
     public let spool: SegmentSpool
+    /// Root certificates and client identities provisioned through the TLS commands (private keys stay here).
+    let credentials: TLSCredentialStore
     private let cameras: [Camera]
     private let uploadPolicy: UploadPolicy
-    private let logger: Logger
+    let logger: Logger
     private let uploads = Mutex<[UploadKey: ConnectionUpload]>([:])
     /// Uploads of connections that were modified or deallocated, finishing what they hold.
     private let retiring = Mutex<[Task<Void, Never>]>([])
@@ -56,6 +58,9 @@ public final class SidecarEngine: SidecarControl, Service {
         let state = URL(fileURLWithPath: configuration.state)
         let camerasDirectory = state.appendingPathComponent("cameras")
         try FileManager.default.createDirectory(at: camerasDirectory, withIntermediateDirectories: true)
+        // Keys live under the state folder (client identities, PEM-provisioned endpoints): only the owner enters it.
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: state.path)
+        credentials = try TLSCredentialStore(directory: state.appendingPathComponent("tls"))
         spool = try SegmentSpool(directory: state.appendingPathComponent("spool"),
                                  capacity: configuration.spoolCapacityMiB << 20, logger: logger)
         var cameras: [Camera] = []
@@ -81,7 +86,8 @@ public final class SidecarEngine: SidecarControl, Service {
         for camera in cameras {
             let id = camera.configuration.id
             await camera.server.setUploadsPendingQuery { [weak self] connection in
-                self?.uploads.withLock { $0[UploadKey(camera: id, connection: connection)] }?.uploader.isBusy() ?? false
+                guard let upload = self?.uploads.withLock({ $0[UploadKey(camera: id, connection: connection)] }) else { return false }
+                return await upload.uploader.isBusy()
             }
         }
     }

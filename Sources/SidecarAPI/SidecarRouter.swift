@@ -231,7 +231,45 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
                 try await refusal { try await control.removeTLSEndpoint(endpointID, fabric: fabric) }
                 return Response(status: .noContent)
             },
+        ] + tlsCommandRoutes
+    }
+
+    /// `POST /v1/tls/commands/{name}`: the TLS Certificate Management and TLS Client Management commands.
+    private var tlsCommandRoutes: [Route] {
+        [
+            tlsCommand("provisionRootCertificate") { request, fabric in
+                let body = try await RequestReading.json(ProvisionRootCertificateRequest.self, from: request)
+                let caid = try await refusal { try await control.provisionRootCertificate(body, fabric: fabric) }
+                return try JSONResponse.make(ProvisionRootCertificateResponse(caid: caid))
+            },
+            tlsCommand("removeRootCertificate") { request, fabric in
+                let body = try await RequestReading.json(RemoveRootCertificateRequest.self, from: request)
+                try await refusal { try await control.removeRootCertificate(body.caid, fabric: fabric) }
+                return try JSONResponse.make(EmptyResponse())
+            },
+            tlsCommand("tlsClientCSR") { request, fabric in
+                let body = try await RequestReading.json(TLSClientCSRRequest.self, from: request)
+                return try JSONResponse.make(try await refusal { try await control.tlsClientCSR(body, fabric: fabric) })
+            },
+            tlsCommand("provisionClientCertificate") { request, fabric in
+                let body = try await RequestReading.json(ProvisionClientCertificateRequest.self, from: request)
+                try await refusal { try await control.provisionClientCertificate(body, fabric: fabric) }
+                return try JSONResponse.make(EmptyResponse())
+            },
+            tlsCommand("provisionEndpoint") { request, fabric in
+                let body = try await RequestReading.json(ProvisionEndpointRequest.self, from: request)
+                let endpointID = try await refusal { try await control.provisionEndpoint(body, fabric: fabric) }
+                return try JSONResponse.make(ProvisionEndpointResponse(endpointID: endpointID))
+            },
         ]
+    }
+
+    private func tlsCommand(
+        _ name: String, _ run: @escaping @Sendable (Request, FabricIndex) async throws -> Response
+    ) -> Route {
+        Route(signature: .init(method: .post, path: "/v1/tls/commands/\(name)")) { request, _ in
+            try await run(request, try RequestReading.fabric(of: request))
+        }
     }
 
     // MARK: - Shared

@@ -118,6 +118,27 @@ final class TestSidecar: SidecarControl {
         _ = state.withLock { $0.endpoints[fabric]?.removeValue(forKey: endpointID) }
     }
 
+    // The provisioning commands run in the real engine (ServeTests); this double answers as a node without them.
+    func provisionRootCertificate(_ request: ProvisionRootCertificateRequest, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16 {
+        throw .im(.unsupportedCommand, "not in the test double")
+    }
+
+    func removeRootCertificate(_ caid: UInt16, fabric: FabricIndex) async throws(TransportCommandError) {
+        throw .im(.unsupportedCommand, "not in the test double")
+    }
+
+    func tlsClientCSR(_ request: TLSClientCSRRequest, fabric: FabricIndex) async throws(TransportCommandError) -> TLSClientCSRResponse {
+        throw .im(.unsupportedCommand, "not in the test double")
+    }
+
+    func provisionClientCertificate(_ request: ProvisionClientCertificateRequest, fabric: FabricIndex) async throws(TransportCommandError) {
+        throw .im(.unsupportedCommand, "not in the test double")
+    }
+
+    func provisionEndpoint(_ request: ProvisionEndpointRequest, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16 {
+        throw .im(.unsupportedCommand, "not in the test double")
+    }
+
     func health() async -> SidecarHealth {
         SidecarHealth(status: "degraded", cameras: ["cam1": .streaming, "cam2": .reconnecting], pendingUploads: 2)
     }

@@ -1,0 +1,104 @@
+import Foundation
+import GRDB
+import TransportModel
+
+/// What a controller provisioned through the TLS Certificate Management and TLS Client Management clusters, per
+/// fabric: root certificates (by CAID) and client identities (by CCDID): the P-256 private key this process
+/// generated, its CSR and, once the controller returns it signed, the certificate chain.
+///
+/// One SQLite file, `<state>/tls/credentials.sqlite`, in a folder only the owner may enter, the file itself
+/// owner-only: it holds private keys, which never leave the process through the API. Blocking: call off the
+/// cooperative pool.
+final class TLSCredentialStore: Sendable {
+    struct ClientIdentity: Sendable {
+        var ccdid: UInt16
+        /// The private key's raw representation (32 bytes, P-256).
+        var privateKey: Data
+        var csr: Data
+        /// DER certificates, leaf first; empty until ProvisionClientCertificate.
+        var certificateChain: [Data]
+    }
+
+    private let database: DatabaseQueue
+
+    init(directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
+        let file = directory.appendingPathComponent("credentials.sqlite")
+        if !FileManager.default.fileExists(atPath: file.path) {
+            FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600])
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        database = try DatabaseQueue(path: file.path, configuration: configuration)
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE rootCertificate (
+                    fabric INTEGER NOT NULL, caid INTEGER NOT NULL, certificate BLOB NOT NULL,
+                    PRIMARY KEY (fabric, caid));
+                CREATE TABLE clientIdentity (
+                    fabric INTEGER NOT NULL, ccdid INTEGER NOT NULL, privateKey BLOB NOT NULL, csr BLOB NOT NULL,
+                    certificateChain BLOB NOT NULL DEFAULT X'5B5D',
+                    PRIMARY KEY (fabric, ccdid));
+                """)
+        }
+        try migrator.migrate(database)
+    }
+
+    /// Stores a root certificate under the lowest free CAID (0…65534); nil when all are taken.
+    func addRootCertificate(_ der: Data, fabric: FabricIndex) throws -> UInt16? {
+        try database.write { db in
+            let used = Set(try Int.fetchAll(db, sql: "SELECT caid FROM rootCertificate WHERE fabric = ?", arguments: [fabric]))
+            guard let caid = (0...65534).first(where: { !used.contains($0) }) else { return nil }
+            try db.execute(sql: "INSERT INTO rootCertificate (fabric, caid, certificate) VALUES (?, ?, ?)",
+                           arguments: [fabric, caid, der])
+            return UInt16(caid)
+        }
+    }
+
+    func rootCertificate(caid: UInt16, fabric: FabricIndex) throws -> Data? {
+        try database.read { db in
+            try Data.fetchOne(db, sql: "SELECT certificate FROM rootCertificate WHERE fabric = ? AND caid = ?",
+                              arguments: [fabric, caid])
+        }
+    }
+
+    /// False when the fabric has no such CAID.
+    func removeRootCertificate(caid: UInt16, fabric: FabricIndex) throws -> Bool {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM rootCertificate WHERE fabric = ? AND caid = ?", arguments: [fabric, caid])
+            return db.changesCount > 0
+        }
+    }
+
+    /// Stores a new key pair's private key and CSR under the lowest free CCDID; nil when all are taken.
+    func addClientIdentity(privateKey: Data, csr: Data, fabric: FabricIndex) throws -> UInt16? {
+        try database.write { db in
+            let used = Set(try Int.fetchAll(db, sql: "SELECT ccdid FROM clientIdentity WHERE fabric = ?", arguments: [fabric]))
+            guard let ccdid = (0...65534).first(where: { !used.contains($0) }) else { return nil }
+            try db.execute(sql: "INSERT INTO clientIdentity (fabric, ccdid, privateKey, csr) VALUES (?, ?, ?, ?)",
+                           arguments: [fabric, ccdid, privateKey, csr])
+            return UInt16(ccdid)
+        }
+    }
+
+    func clientIdentity(ccdid: UInt16, fabric: FabricIndex) throws -> ClientIdentity? {
+        try database.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM clientIdentity WHERE fabric = ? AND ccdid = ?",
+                                             arguments: [fabric, ccdid]) else { return nil }
+            let chain = try JSONDecoder().decode([Data].self, from: row["certificateChain"] as Data)
+            return ClientIdentity(ccdid: ccdid, privateKey: row["privateKey"], csr: row["csr"], certificateChain: chain)
+        }
+    }
+
+    func setCertificateChain(_ chain: [Data], ccdid: UInt16, fabric: FabricIndex) throws {
+        let encoded = try JSONEncoder().encode(chain)
+        try database.write { db in
+            try db.execute(sql: "UPDATE clientIdentity SET certificateChain = ? WHERE fabric = ? AND ccdid = ?",
+                           arguments: [encoded, fabric, ccdid])
+        }
+    }
+}

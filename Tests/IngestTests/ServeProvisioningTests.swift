@@ -1,0 +1,100 @@
+import Crypto
+import Foundation
+import Testing
+import TestSupport
+
+extension ServeEndToEndTests {
+    /// The certification flow (TC-PAVSTI) through `pushav serve`'s API: the ingest's root certificate is provisioned,
+    /// the service makes a key pair and answers a CSR whose nonce signature verifies, the ingest's CA (the openssl
+    /// CLI) signs it, the certificate and the endpoint are provisioned, and a manual trigger's clip reaches an ingest
+    /// that accepts only client certificates of that CA. The private key never appears in any answer.
+    @Test func provisionedIdentityUploadsAManualTriggersClip() async throws {
+        let ingest = try await ServeIngest()
+        defer { try? FileManager.default.removeItem(at: ingest.directory) }
+        let server = try await ingest.start()
+        let serve = try await Serve(directory: ingest.directory, media: "a_720p30_h264_main.mp4")
+        do {
+            try await serve.waitUntilStreaming()
+            let pki = ingest.pki.directory
+            let caDER = try await Self.shell("openssl x509 -in '\(pki.path)/ca.pem' -outform DER | base64 -w0")
+            let caid = try #require(try await serve.json(.POST, "/v1/tls/commands/provisionRootCertificate",
+                                                         JSON.text(["certificate": caDER]))["caid"] as? Int)
+
+            let nonce = Data((0..<32).map { _ in UInt8.random(in: 0...255) })
+            let answer = try await serve.json(.POST, "/v1/tls/commands/tlsClientCSR",
+                                              JSON.text(["nonce": nonce.base64EncodedString()]))
+            let ccdid = try #require(answer["ccdid"] as? Int)
+            let csr = try #require((answer["csr"] as? String).flatMap { Data(base64Encoded: $0) })
+            let signature = try #require((answer["nonce"] as? String).flatMap { Data(base64Encoded: $0) })
+            #expect(!JSON.text(answer).contains("PRIVATE KEY") && answer.count == 3, "\(answer.keys)")
+
+            // The CA signs the CSR (after checking its self-signature); the nonce signature is the CSR key's.
+            let work = ingest.directory.appendingPathComponent("csr")
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            try csr.write(to: work.appendingPathComponent("camera.csr.der"))
+            let publicKeyPEM = try await Self.shell("""
+                cd '\(work.path)'
+                openssl req -inform DER -in camera.csr.der -verify -noout 2>/dev/null
+                printf 'extendedKeyUsage=clientAuth\\n' > client.ext
+                openssl req -inform DER -in camera.csr.der -out camera.csr.pem
+                openssl x509 -req -in camera.csr.pem -CA '\(pki.path)/ca.pem' -CAkey '\(pki.path)/ca.key' \
+                  -CAcreateserial -days 2 -extfile client.ext -outform DER -out camera.der 2>/dev/null
+                openssl req -inform DER -in camera.csr.der -pubkey -noout
+                """)
+            let key = try P256.Signing.PublicKey(pemRepresentation: publicKeyPEM)
+            let signed = Self.tlvStructure(csr: Array(csr), nonce: Array(nonce))
+            #expect(key.isValidSignature(try P256.Signing.ECDSASignature(rawRepresentation: signature), for: signed))
+            let certificate = try Data(contentsOf: work.appendingPathComponent("camera.der"))
+            _ = try await serve.json(.POST, "/v1/tls/commands/provisionClientCertificate", JSON.text([
+                "ccdid": ccdid, "clientCertificateDetails": ["clientCertificate": certificate.base64EncodedString()],
+            ]))
+            let endpointID = try #require(try await serve.json(.POST, "/v1/tls/commands/provisionEndpoint", JSON.text([
+                "hostname": "localhost", "port": server.port, "caid": caid, "ccdid": ccdid,
+            ]))["endpointID"] as? Int)
+
+            let events = try await serve.subscribe()
+            let id = try await serve.allocate(TransportJSON.options(
+                endpointID: endpointID, ingestPort: server.port, path: "provisioned/", trigger: .command(preRollMs: 2000)))
+            try await serve.setActive(id)
+            try await serve.trigger(id, initial: 2, max: 4)
+            try await events.wait("Begin and End", timeout: .seconds(20)) { $0.count >= 2 }
+            try await Fixtures.waitUntil("the clip at the ingest", timeout: .seconds(20)) {
+                let stored = ingest.stored(under: "provisioned/session_1/video/")
+                return stored.keys.contains { $0.hasSuffix("video.init") } && stored.keys.contains { $0.hasSuffix(".m4s") }
+            }
+            try await serve.shutdown()
+        } catch {
+            _ = try? await serve.stop(SIGKILL)
+            throw error
+        }
+    }
+
+    /// Matter TLV `{1: csr, 2: nonce}` written out here, independently of the service's encoder: anonymous structure,
+    /// context-tagged octet strings with a 1- or 2-byte little-endian length, end of container.
+    static func tlvStructure(csr: [UInt8], nonce: [UInt8]) -> [UInt8] {
+        func field(_ tag: UInt8, _ value: [UInt8]) -> [UInt8] {
+            value.count < 256 ? [0x30, tag, UInt8(value.count)] + value
+                : [0x31, tag, UInt8(value.count & 0xFF), UInt8(value.count >> 8)] + value
+        }
+        return [0x15] + field(1, csr) + field(2, nonce) + [0x18]
+    }
+
+    /// Runs `script` with /bin/sh off the cooperative pool; its stdout, or a thrown failure with everything it printed.
+    static func shell(_ script: String) async throws -> String {
+        try await BlockingWork.run {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "set -e\n" + script]
+            let out = Pipe(), err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            let errors = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            let text = String(decoding: data, as: UTF8.self)
+            guard process.terminationStatus == 0 else { throw TestFailure("\(script)\n→ \(text)\(String(decoding: errors, as: UTF8.self))") }
+            return text
+        }
+    }
+}
