@@ -110,7 +110,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            resources: [.copy("openapi.json")]
+            resources: [.copy("openapi.json"), .copy("page.html")]
         ),
         // `pushav serve --demo`: the sidecar with a looped file as its camera, the ingest server in process with
         // throwaway certificates, and a transport allocated through its own HTTP API.

@@ -77,7 +77,21 @@ public final class RecordingControl: Sendable {
         public var framesAnalysed = 0
         public var lastMotion: Date?
         public var packetsRead = 0
+        /// When motion was seen, oldest first: analysed frames with motion less than ``MotionPeriod/gap`` apart
+        /// form one period. Bounded: past ``MotionPeriod/kept`` periods the oldest is dropped.
+        public var motionPeriods: [MotionPeriod] = []
         public init() {}
+
+        /// An analysed frame showed motion at `instant`.
+        public mutating func noteMotion(at instant: Date) {
+            lastMotion = instant
+            if let last = motionPeriods.last, instant.timeIntervalSince(last.end) <= MotionPeriod.gap {
+                motionPeriods[motionPeriods.count - 1].end = instant
+            } else {
+                motionPeriods.append(MotionPeriod(start: instant, end: instant))
+                if motionPeriods.count > MotionPeriod.kept { motionPeriods.removeFirst(motionPeriods.count - MotionPeriod.kept) }
+            }
+        }
     }
 
     public let capacity: Int
@@ -106,4 +120,21 @@ public final class RecordingControl: Sendable {
     }
 
     func record(_ update: (inout Statistics) -> Void) { stats.withLock { update(&$0) } }
+}
+
+/// A stretch of wall-clock time in which a camera's analysed frames showed motion (for status pages, not for clips:
+/// clips follow the media timeline).
+public struct MotionPeriod: Codable, Sendable, Hashable {
+    /// Motion frames at most this many seconds apart belong to one period.
+    public static let gap: TimeInterval = 1
+    /// Periods kept per recording pass.
+    public static let kept = 200
+
+    public var start: Date
+    public var end: Date
+
+    public init(start: Date, end: Date) {
+        self.start = start
+        self.end = end
+    }
 }

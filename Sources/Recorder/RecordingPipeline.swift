@@ -140,7 +140,7 @@ struct RecordingPipeline {
             if let control = options.control, let sample {
                 control.record {
                     $0.framesAnalysed += 1
-                    if sample.anywhere != nil { $0.lastMotion = Date() }
+                    if sample.anywhere != nil { $0.noteMotion(at: Date()) }
                 }
             }
             for r in runners {

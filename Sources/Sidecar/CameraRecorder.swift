@@ -32,9 +32,30 @@ public final class CameraRecorder: Sendable {
         var framesAnalysedBefore = 0
         var lastMotion: Date?
         var recentClips: [CameraStatus.RecentClip] = []
+        /// The MP4 of each recent clip that has one; a clip's file is deleted when the clip leaves `recentClips`.
+        var clipFiles: [ClipKey: URL] = [:]
+        /// Motion periods of earlier passes (the current pass's are in its control's statistics).
+        var motionPeriods: [MotionPeriod] = []
         var lostTriggers = 0
         var reconnects = 0
+
+        /// Carries a finished pass's figures over to the next.
+        mutating func keep(_ statistics: RecordingControl.Statistics) {
+            framesAnalysedBefore += statistics.framesAnalysed
+            lastMotion = statistics.lastMotion ?? lastMotion
+            motionPeriods = Array((motionPeriods + statistics.motionPeriods)
+                .filter { $0.end.timeIntervalSinceNow > -CameraRecorder.recentMotionWindow }.suffix(MotionPeriod.kept))
+        }
     }
+
+    struct ClipKey: Hashable {
+        var connection: UInt16
+        var session: UInt64
+    }
+
+    /// Recent clips and motion shown on the status page.
+    static let recentClipsKept = 20
+    static let recentMotionWindow: TimeInterval = 600
 
     private struct Attachment {
         var policy: ClipPolicy
@@ -45,6 +66,11 @@ public final class CameraRecorder: Sendable {
         self.configuration = configuration
         self.output = output
         self.logger = logger
+        // Clip MP4s of an earlier run: the page lists clips since this start, so nothing would ever delete them.
+        let connections = (try? FileManager.default.contentsOfDirectory(atPath: output.path)) ?? []
+        for name in connections where name.hasPrefix("connection-") {
+            try? FileManager.default.removeItem(at: output.appendingPathComponent(name).appendingPathComponent("clips"))
+        }
         reconnects = Counter(label: "pushav_camera_reconnects_total", dimensions: [("camera", configuration.id)])
         lostTriggers = Counter(label: "pushav_manual_triggers_lost_total", dimensions: [("camera", configuration.id)])
     }
@@ -108,13 +134,31 @@ public final class CameraRecorder: Sendable {
         }
     }
 
-    /// A finished session, for the status page (newest first, at most 20).
-    func noteClip(_ clip: CameraStatus.RecentClip) {
-        state.withLock { state in
+    /// A finished session and its MP4 (if one was written), for the status page: newest first, at most
+    /// ``recentClipsKept``; an older clip's MP4 is deleted as it drops off.
+    func noteClip(_ clip: CameraStatus.RecentClip, file: URL?) {
+        let key = ClipKey(connection: clip.connectionID, session: clip.cmafSessionNumber)
+        let dropped = state.withLock { state -> [URL] in
+            var clip = clip
+            clip.clip = file.map { _ in "/v1/cameras/\(configuration.id)/clips/\(key.connection)/\(key.session)" }
             state.recentClips.removeAll { $0.connectionID == clip.connectionID && $0.cmafSessionNumber == clip.cmafSessionNumber }
             state.recentClips.insert(clip, at: 0)
-            if state.recentClips.count > 20 { state.recentClips.removeLast(state.recentClips.count - 20) }
+            if let file { state.clipFiles[key] = file }
+            var dropped: [URL] = []
+            while state.recentClips.count > Self.recentClipsKept {
+                let old = state.recentClips.removeLast()
+                if let file = state.clipFiles.removeValue(forKey: ClipKey(connection: old.connectionID, session: old.cmafSessionNumber)) {
+                    dropped.append(file)
+                }
+            }
+            return dropped
         }
+        for file in dropped { try? FileManager.default.removeItem(at: file) }
+    }
+
+    /// The MP4 of a recent clip; nil when it has none or it dropped off the recent list.
+    public func clipFile(connection: UInt16, session: UInt64) -> URL? {
+        state.withLock { $0.clipFiles[ClipKey(connection: connection, session: session)] }
     }
 
     public var status: CameraStatus {
@@ -126,7 +170,9 @@ public final class CameraRecorder: Sendable {
                 state: streaming ? .streaming : state.source, lastError: state.lastError,
                 framesAnalysed: state.framesAnalysedBefore + (statistics?.framesAnalysed ?? 0),
                 lastMotion: statistics?.lastMotion ?? state.lastMotion, connections: state.attached.count,
-                recentClips: state.recentClips)
+                recentClips: state.recentClips,
+                recentMotion: (state.motionPeriods + (statistics?.motionPeriods ?? []))
+                    .filter { $0.end.timeIntervalSinceNow > -Self.recentMotionWindow })
         }
     }
 
@@ -143,10 +189,7 @@ public final class CameraRecorder: Sendable {
         while !stop.isRequested && !Task.isCancelled {
             let control = RecordingControl()
             state.withLock { state in
-                if let previous = state.control {
-                    state.framesAnalysedBefore += previous.statistics.framesAnalysed
-                    state.lastMotion = previous.statistics.lastMotion ?? state.lastMotion
-                }
+                if let previous = state.control { state.keep(previous.statistics) }
                 state.control = control
                 state.source = state.reconnects == 0 ? .connecting : .reconnecting
                 for (id, attachment) in state.attached.sorted(by: { $0.key < $1.key }) {
@@ -186,8 +229,7 @@ public final class CameraRecorder: Sendable {
                 state.reconnects += 1
                 // The lost pass's statistics would still say frames were read: the status showed `streaming` (and
                 // triggers were accepted) through the whole backoff. Without a pass there is no control.
-                state.framesAnalysedBefore += control.statistics.framesAnalysed
-                state.lastMotion = control.statistics.lastMotion ?? state.lastMotion
+                state.keep(control.statistics)
                 state.control = nil
             }
             reconnects.increment()

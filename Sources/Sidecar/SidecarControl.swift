@@ -1,4 +1,5 @@
 import Foundation
+import Recorder
 import TransportModel
 
 /// What `pushav serve`'s HTTP API drives: the sidecar engine, or a test double. Per camera, the cluster itself is the
@@ -24,6 +25,8 @@ public protocol SidecarControl: Sendable {
     /// NOT_FOUND when the fabric has no such endpoint; INVALID_IN_STATE while a connection uses it.
     func removeTLSEndpoint(_ endpointID: UInt16, fabric: FabricIndex) async throws(TransportCommandError)
     func health() async -> SidecarHealth
+    /// The MP4 of a recent clip of `camera` (see ``CameraStatus/RecentClip/clip``); nil when there is none.
+    func clipFile(camera: String, connection: UInt16, session: UInt64) async -> URL?
 
     // TLS Certificate Management and TLS Client Management, as a controller provisions a camera (TC-PAVSTI); the key
     // pair is made in this process and its private key never leaves it.
@@ -137,13 +140,20 @@ public struct CameraStatus: Codable, Sendable, Hashable {
         public var started: Date
         public var ended: Date?
         public var endReason: String?
+        /// Every object of the session reached the ingest (nil: not known).
+        public var delivered: Bool?
+        /// Where the clip's MP4 is served (`/v1/cameras/{camera}/clips/{connectionID}/{session}`); nil without one.
+        public var clip: String?
 
-        public init(connectionID: UInt16, cmafSessionNumber: UInt64, started: Date, ended: Date? = nil, endReason: String? = nil) {
+        public init(connectionID: UInt16, cmafSessionNumber: UInt64, started: Date, ended: Date? = nil, endReason: String? = nil,
+                    delivered: Bool? = nil, clip: String? = nil) {
             self.connectionID = connectionID
             self.cmafSessionNumber = cmafSessionNumber
             self.started = started
             self.ended = ended
             self.endReason = endReason
+            self.delivered = delivered
+            self.clip = clip
         }
     }
 
@@ -158,9 +168,12 @@ public struct CameraStatus: Codable, Sendable, Hashable {
     public var connections: Int
     /// Newest first, at most 20.
     public var recentClips: [RecentClip]
+    /// When motion was seen in the last 10 minutes, oldest first.
+    public var recentMotion: [MotionPeriod]
 
     public init(id: String, source: String, state: SourceState, lastError: String? = nil, framesAnalysed: Int = 0,
-                lastMotion: Date? = nil, connections: Int = 0, recentClips: [RecentClip] = []) {
+                lastMotion: Date? = nil, connections: Int = 0, recentClips: [RecentClip] = [], recentMotion: [MotionPeriod] = []) {
+        self.recentMotion = recentMotion
         self.id = id
         self.source = source
         self.state = state

@@ -244,7 +244,10 @@ public final class SidecarEngine: SidecarControl, Service {
         let hasAudio = connection.transportOptions.audioStreamID?.value != nil
         policy.format = SessionFormat(segmentDuration: options.segmentDuration, chunkDuration: options.chunkDuration,
                                       videoTrackName: options.videoTrackName, audioTrackName: options.audioTrackName,
-                                      includeAudio: includeAudio && hasAudio, writeClips: false)
+                                      includeAudio: includeAudio && hasAudio,
+                                      // An MP4 of each event clip for the status page (the newest 20 per camera are
+                                      // kept); a Continuous session can last for days, so it gets none.
+                                      writeClips: connection.transportOptions.triggerOptions.triggerType != .continuous)
         let server = camera.server
         let recorder = camera.recorder
         let started = Mutex<[Int: Date]>([:])
@@ -270,7 +273,7 @@ public final class SidecarEngine: SidecarControl, Service {
                 recorder.noteClip(CameraStatus.RecentClip(
                     connectionID: id, cmafSessionNumber: UInt64(record.session),
                     started: started.withLock { $0.removeValue(forKey: record.session) } ?? Date(), ended: Date(),
-                    endReason: record.endReason))
+                    endReason: record.endReason), file: record.clip.map { output.appendingPathComponent($0) })
                 // The bytes went to the spool with the events; the working copy is not needed.
                 try? FileManager.default.removeItem(at: output.appendingPathComponent("session_\(record.session)"))
                 logger.info("recording finished", metadata: [
@@ -318,7 +321,23 @@ public final class SidecarEngine: SidecarControl, Service {
 
     public func transport(camera id: String) -> PushAVStreamTransportServer? { camera(id)?.server }
 
-    public func cameraStatuses() async -> [CameraStatus] { cameras.map(\.recorder.status) }
+    public func cameraStatuses() async -> [CameraStatus] {
+        var statuses: [CameraStatus] = []
+        for camera in cameras {
+            var status = camera.recorder.status
+            for index in status.recentClips.indices {
+                let clip = status.recentClips[index]
+                let key = Self.spoolKey(camera: camera.configuration.id, connection: clip.connectionID)
+                status.recentClips[index].delivered = try? await spool.isSessionDelivered(Int(clip.cmafSessionNumber), connection: key)
+            }
+            statuses.append(status)
+        }
+        return statuses
+    }
+
+    public func clipFile(camera id: String, connection: UInt16, session: UInt64) async -> URL? {
+        camera(id)?.recorder.clipFile(connection: connection, session: session)
+    }
 
     public func attributes(camera id: String) async -> CameraAttributes? {
         guard let camera = camera(id) else { return nil }

@@ -8,4 +8,9 @@ public enum SidecarAPI {
     public static var openAPIDocument: Data {
         get throws { try Data(contentsOf: Bundle.module.url(forResource: "openapi", withExtension: "json")!) }
     }
+
+    /// `GET /`: the status page (plain HTML and JavaScript, no external resources).
+    public static var statusPage: Data {
+        get throws { try Data(contentsOf: Bundle.module.url(forResource: "page", withExtension: "html")!) }
+    }
 }

@@ -77,6 +77,24 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
                 headers[.contentType] = "application/json"
                 return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try SidecarAPI.openAPIDocument)))
             },
+            Route(signature: .init(method: .get, path: "/")) { _, _ in
+                var headers = HTTPFields()
+                headers[.contentType] = "text/html; charset=utf-8"
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try SidecarAPI.statusPage)))
+            },
+            Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/clips/{connectionID}/{session}")) { _, context in
+                let (cameraID, _) = try transport(context)
+                let connection = try RequestReading.integer(UInt16.self, "connectionID", context)
+                let session = try RequestReading.integer(UInt64.self, "session", context)
+                // Only integers name a clip, and the file comes from the recorder's own list: no path from the request.
+                guard let file = await control.clipFile(camera: cameraID, connection: connection, session: session),
+                      FileManager.default.fileExists(atPath: file.path) else {
+                    throw APIError.notFound("session: camera \(cameraID) has no recent clip of connection \(connection) session \(session)")
+                }
+                var headers = HTTPFields()
+                headers[.contentType] = "video/mp4"
+                return Response(status: .ok, headers: headers, body: try await FileIO().loadFile(path: file.path, context: context))
+            },
             Route(signature: .init(method: .get, path: "/v1/cameras")) { _, _ in
                 try JSONResponse.make(CameraList(cameras: await control.cameraStatuses()))
             },
@@ -300,6 +318,13 @@ enum RequestReading {
             throw .invalidCommand("\(SidecarRouter.fabricHeader): must be one fabric index, an integer 1…254; got \"\(text)\"")
         }
         return fabric
+    }
+
+    /// The path parameter `name` as a `T`; 400 naming it otherwise.
+    static func integer<T: FixedWidthInteger>(_ type: T.Type, _ name: String, _ context: BasicRequestContext) throws(APIError) -> T {
+        let text = context.parameters.get(name) ?? ""
+        guard let value = T(text) else { throw .invalidCommand("\(name): must be an integer \(T.min)…\(T.max); got \"\(text)\"") }
+        return value
     }
 
     static func endpointID(_ context: BasicRequestContext) throws(APIError) -> UInt16 {

@@ -135,3 +135,28 @@ import TransportModel
         #expect(!control.submit(.detach(connection: 3)))
     }
 }
+
+/// Motion periods for status pages: frames with motion less than a second apart are one period; the list is bounded.
+@Suite struct MotionPeriodTests {
+    @Test(arguments: [
+        ([0.0, 0.5, 1.0, 1.75], [[0.0, 1.75]]),
+        ([0.0, 0.5, 2.0, 2.25], [[0.0, 0.5], [2.0, 2.25]]),
+        ([0.0, 1.0, 2.0, 3.0], [[0.0, 3.0]]),
+        ([5.0], [[5.0, 5.0]]),
+    ])
+    func framesFormPeriods(seconds: [Double], expected: [[Double]]) {
+        let origin = Date(timeIntervalSince1970: 1_000_000)
+        var statistics = RecordingControl.Statistics()
+        for second in seconds { statistics.noteMotion(at: origin.addingTimeInterval(second)) }
+        #expect(statistics.motionPeriods.map { [$0.start.timeIntervalSince(origin), $0.end.timeIntervalSince(origin)] } == expected)
+        #expect(statistics.lastMotion == origin.addingTimeInterval(seconds.last!))
+    }
+
+    @Test func onlyTheNewestPeriodsAreKept() {
+        let origin = Date(timeIntervalSince1970: 1_000_000)
+        var statistics = RecordingControl.Statistics()
+        for index in 0..<(MotionPeriod.kept + 5) { statistics.noteMotion(at: origin.addingTimeInterval(Double(index) * 10)) }
+        #expect(statistics.motionPeriods.count == MotionPeriod.kept)
+        #expect(statistics.motionPeriods.first?.start == origin.addingTimeInterval(50))
+    }
+}

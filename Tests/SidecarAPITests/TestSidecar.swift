@@ -118,6 +118,8 @@ final class TestSidecar: SidecarControl {
         _ = state.withLock { $0.endpoints[fabric]?.removeValue(forKey: endpointID) }
     }
 
+    func clipFile(camera: String, connection: UInt16, session: UInt64) async -> URL? { nil }
+
     // The provisioning commands run in the real engine (ServeTests); this double answers as a node without them.
     func provisionRootCertificate(_ request: ProvisionRootCertificateRequest, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16 {
         throw .im(.unsupportedCommand, "not in the test double")
