@@ -151,10 +151,24 @@ public struct IngestServer: Sendable {
             }
             html += "</ul>"
             if let video = session.tracks.first(where: { $0.hasHeader && $0.name != "audio" }) ?? session.tracks.first(where: \.hasHeader) {
-                html += "<video controls preload=\"metadata\" src=\"/media/\(escape(session.path))/\(escape(video.name)).mp4\"></video>"
+                html += "<video controls muted preload=\"auto\" src=\"/media/\(escape(session.path))/\(escape(video.name)).mp4\"></video>"
             }
             html += "</section>"
         }
+        // Each player mirrors its media state in data attributes (what a test or a script reads), as on serve's page.
+        html += """
+            <script>
+            for (const video of document.querySelectorAll("video")) {
+              const mirror = () => {
+                video.dataset.readyState = String(video.readyState);
+                video.dataset.duration = String(isFinite(video.duration) ? video.duration : 0);
+              };
+              for (const name of ["loadedmetadata", "loadeddata", "canplay"]) video.addEventListener(name, mirror);
+              video.addEventListener("error", () => { video.dataset.error = video.error ? String(video.error.code) : "unknown"; });
+              mirror();
+            }
+            </script>
+            """
         return html + "</body></html>\n"
     }
 }
