@@ -8,7 +8,8 @@ public final class Decoder {
     /// How much of the picture the decoder may skip. Motion analysis does not need deblocked, full-quality pictures
     /// of every frame: skipping the loop filter and the non-reference (B) pictures costs nothing in detection and
     /// a large share of decode time.
-    public enum Quality: Sendable { case full, analysis }
+    /// `keyframes` decodes key pictures only (motion from one picture per GOP, for low-power hosts).
+    public enum Quality: Sendable { case full, analysis, keyframes }
 
     init(parameters: CodecParameters, timeBase: TimeBase, threads: Int = 0, quality: Quality = .full) throws {
         guard let codec = avcodec_find_decoder(parameters.codecID) else {
@@ -20,9 +21,9 @@ public final class Decoder {
         try FFmpegError.check(avcodec_parameters_to_context(ctx, parameters.pointer), "configure \(parameters.codecName) decoder")
         ctx.pointee.pkt_timebase = timeBase.rational
         ctx.pointee.thread_count = Int32(threads)
-        if quality == .analysis {
+        if quality != .full {
             ctx.pointee.skip_loop_filter = AVDISCARD_ALL
-            ctx.pointee.skip_frame = AVDISCARD_NONREF
+            ctx.pointee.skip_frame = quality == .keyframes ? AVDISCARD_NONKEY : AVDISCARD_NONREF
             ctx.pointee.flags2 |= AV_CODEC_FLAG2_FAST
         }
         try FFmpegError.check(avcodec_open2(ctx, codec, nil), "open \(parameters.codecName) decoder")

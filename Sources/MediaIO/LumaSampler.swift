@@ -39,12 +39,14 @@ public final class LumaSampler {
     ///   - threads: decoder threads (0 = FFmpeg's choice).
     /// - Parameters:
     ///   - height: analysis height; pass both to match the motion detector's plane exactly.
-    public init(input: MediaInput, width: Int = 160, height: Int? = nil, threads: Int = 1) throws {
+    ///   - keyframesOnly: decode key pictures only (the caller should send only keyframe packets).
+    public init(input: MediaInput, width: Int = 160, height: Int? = nil, threads: Int = 1, keyframesOnly: Bool = false) throws {
         guard let video = input.video, let w = video.width, let h = video.height, w > 0, h > 0 else {
             throw MediaError("\(input.url) has no decodable video stream")
         }
         decoder = try Decoder(parameters: try CodecParameters(copying: input.parameters(of: video.index)),
-                              timeBase: video.timeBase, threads: threads, quality: .analysis)
+                              timeBase: video.timeBase, threads: threads,
+                              quality: keyframesOnly ? .keyframes : .analysis)
         frame = try Frame()
         scaled = try Frame()
         self.width = min(width, w)

@@ -86,6 +86,10 @@ public struct RecordingOptions: Sendable {
     /// Seconds between analysed pictures; 0 analyses every decoded picture, so an activation time t0 is the first
     /// picture that shows the motion, not the next 5 Hz tick (clip ends are t0 + D: frame accuracy starts here).
     public var analysisInterval = 0.0
+    /// Analyse key pictures only: one decode per GOP instead of one per reference picture, for low-power hosts. Motion
+    /// is then seen up to one keyframe interval late, so clips begin up to that much later (their pre-roll still
+    /// reaches back to the keyframe before).
+    public var analyseKeyframesOnly = false
     /// Upper bound of the pre-roll buffer's memory. Packets an open clip still needed that it pushes out are logged
     /// and counted in the report (`preRollBuffer.droppedPackets`).
     public var preRollByteLimit = 48 << 20

@@ -251,7 +251,10 @@ struct RecordingPipeline {
             // (a clip or a continuous session that begins on a keyframe starts at that keyframe).
             try video.push(p, emit: decideVideo)
             if analysis != nil {
-                undecoded.append(p)  // already our own reference: the demuxer reuses only `packet`
+                // Keyframe-only analysis never sends the other packets to the decoder (it would parse and drop them).
+                if !options.analyseKeyframesOnly || p.isKeyframe {
+                    undecoded.append(p)  // already our own reference: the demuxer reuses only `packet`
+                }
                 try analyseBuffered()
             }
         }
@@ -428,7 +431,8 @@ struct MotionAnalysis {
         config.analysisHeight = size.height
         config.analysisInterval = options.analysisInterval
         detector = MotionDetector(configuration: config)
-        sampler = try LumaSampler(input: input, width: size.width, height: size.height)
+        sampler = try LumaSampler(input: input, width: size.width, height: size.height,
+                                  keyframesOnly: options.analyseKeyframesOnly)
         reportSensitivity = options.reportSensitivity
     }
 

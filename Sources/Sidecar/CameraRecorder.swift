@@ -202,6 +202,7 @@ public final class CameraRecorder: Sendable {
             options.paceRealTime = isFile && configuration.live
             options.zones = configuration.zones
             options.writeClips = false
+            options.analyseKeyframesOnly = configuration.analysis == .keyframes
             // A camera that stops sending must not hang the read: RTSP's socket timeout, in microseconds.
             if configuration.source.hasPrefix("rtsp") { options.inputOptions["timeout"] = "5000000" }
             let started = ContinuousClock.now

@@ -105,10 +105,21 @@ public struct CameraConfiguration: Sendable, Hashable {
     public var zones: [MotionZone]
     /// The video stream's KeyFrameInterval in milliseconds (its GOP): segment durations must be multiples of it.
     public var keyFrameInterval: Int
+    /// Which pictures motion analysis decodes.
+    public var analysis: MotionAnalysisMode
+
+    /// `cameras[].analysis`.
+    public enum MotionAnalysisMode: String, Sendable, Hashable, CaseIterable {
+        /// Every reference picture (non-reference pictures and the loop filter are skipped).
+        case all
+        /// Key pictures only: one decode per GOP, for low-power hosts; motion is seen up to one keyframe interval late.
+        case keyframes
+    }
 
     public init(id: String, source: String, live: Bool = true, videoStreamID: UInt16 = 1, audioStreamID: UInt16? = nil,
-                zones: [MotionZone] = [], keyFrameInterval: Int = 2000) {
+                zones: [MotionZone] = [], keyFrameInterval: Int = 2000, analysis: MotionAnalysisMode = .all) {
         self.keyFrameInterval = keyFrameInterval
+        self.analysis = analysis
         self.id = id
         self.source = source
         self.live = live
@@ -119,7 +130,7 @@ public struct CameraConfiguration: Sendable, Hashable {
 
     init(_ node: Node, path: String) throws(ConfigurationError) {
         let map = try ConfigurationMapping(node, path: path,
-                                           known: ["id", "source", "live", "videoStreamID", "audioStreamID", "zones", "keyFrameInterval"])
+                                           known: ["id", "source", "live", "videoStreamID", "audioStreamID", "zones", "keyFrameInterval", "analysis"])
         id = try map.required("id") { node, path throws(ConfigurationError) in
             let id = try node.nonEmptyText(path)
             guard id.utf8.count <= 64, id.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) && $0.isASCII || $0 == "-" || $0 == "_" }) else {
@@ -141,6 +152,13 @@ public struct CameraConfiguration: Sendable, Hashable {
         keyFrameInterval = try map.optional("keyFrameInterval") { node, path throws(ConfigurationError) in
             try node.integer(path, in: 1...65535)
         } ?? 2000
+        analysis = try map.optional("analysis") { node, path throws(ConfigurationError) in
+            let text = try node.nonEmptyText(path)
+            guard let mode = MotionAnalysisMode(rawValue: text) else {
+                throw ConfigurationError(key: path, message: "must be all or keyframes, got \"\(text)\"")
+            }
+            return mode
+        } ?? .all
         zones = try map.optional("zones") { node, path throws(ConfigurationError) in
             try node.list(path) { item, itemPath throws(ConfigurationError) in try Self.zone(item, path: itemPath) }
         } ?? []

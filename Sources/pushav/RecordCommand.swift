@@ -129,6 +129,10 @@ struct RecordCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "With --transport: record locally only; the document's url is not uploaded to.")
     var noPush = false
 
+    @Flag(name: .long, help: ArgumentHelp(
+        "Analyse motion on key pictures only: one decode per GOP (for low-power hosts); motion is seen up to one keyframe interval later."))
+    var keyframeAnalysis = false
+
     @Flag(name: .long, help: "Record video only.")
     var noAudio = false
 
@@ -156,6 +160,7 @@ struct RecordCommand: AsyncParsableCommand {
         }
         options.includeAudio = !noAudio
         options.writeClips = !noClip
+        options.analyseKeyframesOnly = keyframeAnalysis
         let progressLine = ProgressLine(enabled: !json)
         // Ctrl-C / SIGTERM end the recording normally (a live input has no other end); a second one exits at once.
         let stop = RecordingStop()

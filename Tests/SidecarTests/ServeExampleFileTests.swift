@@ -15,7 +15,7 @@ import TestSupport
         try #require(configuration.cameras.count == 2)
         let cam1 = configuration.cameras[0]
         #expect(cam1.id == "cam1" && cam1.source == "rtsp://192.0.2.10/main" && cam1.live)
-        #expect(cam1.videoStreamID == 1 && cam1.audioStreamID == 2 && cam1.keyFrameInterval == 2000)
+        #expect(cam1.videoStreamID == 1 && cam1.audioStreamID == 2 && cam1.keyFrameInterval == 2000 && cam1.analysis == .all)
         #expect(cam1.zones == [
             MotionZone(id: 1, name: "door", polygon: [.init(x: 0, y: 0), .init(x: 640, y: 0), .init(x: 640, y: 720), .init(x: 0, y: 720)],
                        sensitivity: 5),
