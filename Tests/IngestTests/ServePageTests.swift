@@ -45,11 +45,11 @@ extension ServeEndToEndTests {
             try await Chromium.screenshot(serve.api + "/", to: screenshot, profile: ingest.directory.appendingPathComponent("chromium"))
             let png = try Data(contentsOf: screenshot)
             #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "\(png.count) bytes")
-            try await serve.shutdown()
         } catch {
-            _ = try? await serve.stop(SIGKILL)
-            throw error
+            Issue.record("\(error)\n\(serve.process.output)")
         }
+        try await serve.shutdown()
+        await server.stop()
     }
 }
 

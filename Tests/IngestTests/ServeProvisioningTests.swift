@@ -62,11 +62,11 @@ extension ServeEndToEndTests {
                 let stored = ingest.stored(under: "provisioned/session_1/video/")
                 return stored.keys.contains { $0.hasSuffix("video.init") } && stored.keys.contains { $0.hasSuffix(".m4s") }
             }
-            try await serve.shutdown()
         } catch {
-            _ = try? await serve.stop(SIGKILL)
-            throw error
+            Issue.record("\(error)\n\(serve.process.output)")
         }
+        try await serve.shutdown()
+        await server.stop()
     }
 
     /// Matter TLV `{1: csr, 2: nonce}` written out here, independently of the service's encoder: anonymous structure,
