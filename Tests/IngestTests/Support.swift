@@ -39,9 +39,7 @@ enum Fixtures {
     /// Runs a blocking call on a plain thread: blocking the test's cooperative threads would starve the in-process
     /// servers (their handlers run there) and make them look stalled.
     static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
-        }
+        try await BlockingWork.run(body)
     }
 
     static func run(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {

@@ -23,13 +23,21 @@ struct CommandResult {
     var stderr: String
     /// The signal that killed the process (a Swift trap is SIGILL), nil when it exited.
     var terminatedBySignal: Int32? = nil
+    /// It was still running after its time limit and was terminated.
+    var timedOut = false
 }
 
 enum PushAVBinary {
     /// Runs `pushav` (or `executable`) with `arguments` and returns what it printed; a hung process is killed after
     /// `timeout` seconds. Waits off the cooperative pool (``BlockingWork``).
-    static func run(_ arguments: [String], timeout: TimeInterval = 120, executable: URL = Fixtures.pushav) async throws -> CommandResult {
-        try await BlockingWork.run { try runBlocking(arguments, timeout: timeout, executable: executable) }
+    static func run(_ arguments: [String], timeout: TimeInterval = 120, executable: URL = Fixtures.pushav,
+                    sourceLocation: SourceLocation = #_sourceLocation) async throws -> CommandResult {
+        let result = try await BlockingWork.run { try runBlocking(arguments, timeout: timeout, executable: executable) }
+        if result.timedOut {
+            Issue.record("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) did not finish within \(timeout) s",
+                         sourceLocation: sourceLocation)
+        }
+        return result
     }
 
     private static func runBlocking(_ arguments: [String], timeout: TimeInterval, executable: URL) throws -> CommandResult {
@@ -51,14 +59,13 @@ enum PushAVBinary {
                 group.leave()
             }
         }
-        if group.wait(timeout: .now() + timeout) == .timedOut {
-            process.terminate()
-            Issue.record("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
-        }
+        let timedOut = group.wait(timeout: .now() + timeout) == .timedOut
+        if timedOut { process.terminate() }  // the caller records the issue, in its test's context
         process.waitUntilExit()
         return CommandResult(status: process.terminationStatus, stdout: String(decoding: outData.data, as: UTF8.self),
                              stderr: String(decoding: errData.data, as: UTF8.self),
-                             terminatedBySignal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil)
+                             terminatedBySignal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil,
+                             timedOut: timedOut)
     }
 
     private final class DataBox: @unchecked Sendable {  // written by one queue, read after group.wait

@@ -1,15 +1,45 @@
 import Foundation
 
-/// Blocking work of a test (a child process, FFmpeg in-process, a script) on a thread of its own.
+/// Blocking work of a test (a child process, FFmpeg in-process, a script) on a thread of its own, a few at a time.
 ///
 /// Swift Testing runs every test function, synchronous ones included, on the cooperative pool: one thread per core,
 /// two on CI. A test that blocked there for seconds would stall the timers, in-process servers and uploads of every
 /// other test running beside it, and their bounded waits would fail. Tests therefore await blocking work through
 /// this. (Not NIO's blocking-I/O pool: the code under test needs that, and a test may block for minutes.)
+///
+/// At most ``limit`` bodies run at once; the others wait their turn in order. Blocked cooperative threads used to
+/// cap, by accident, how many `pushav` and `ffmpeg` processes the suite ran at once; without a cap dozens start
+/// together on two cores and every one of them misses its time limit.
 public enum BlockingWork {
+    public static let limit = max(2, ProcessInfo.processInfo.activeProcessorCount)
+    private static let slots = Slots(limit)
+
     public static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
+        await slots.acquire()
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, any Error>, Never>) in
+            Thread { continuation.resume(returning: Result { try body() }) }.start()
+        }
+        await slots.release()
+        return try result.get()
+    }
+
+    /// A counting semaphore for async code; waiters are served first come, first served.
+    private actor Slots {
+        private var free: Int
+        private var waiters: [CheckedContinuation<Void, Never>] = []
+
+        init(_ count: Int) { free = count }
+
+        func acquire() async {
+            if free > 0 {
+                free -= 1
+                return
+            }
+            await withCheckedContinuation { waiters.append($0) }
+        }
+
+        func release() {
+            if waiters.isEmpty { free += 1 } else { waiters.removeFirst().resume() }
         }
     }
 }
