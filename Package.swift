@@ -49,7 +49,10 @@ let package = Package(
         // Demux once, cut sessions, write the upload layout and the report.
         .target(
             name: "Recorder",
-            dependencies: ["MediaIO", "Timeline", "Motion", "CMAF", "TransportModel", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "MediaIO", "Timeline", "Motion", "CMAF", "TransportModel", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
         ),
         // Matter Push AV Stream Transport cluster model: types, validation, commands, events.
         .target(name: "TransportModel", dependencies: ["Timeline", "Motion"]),

@@ -77,6 +77,8 @@ public final class RecordingControl: Sendable {
         public var framesAnalysed = 0
         public var lastMotion: Date?
         public var packetsRead = 0
+        /// When the latest packet was read: how `/ready` tells a live source from a stalled one.
+        public var lastPacketRead: ContinuousClock.Instant?
         public init() {}
     }
 
