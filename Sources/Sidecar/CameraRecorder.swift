@@ -16,8 +16,11 @@ public final class CameraRecorder: Sendable {
     public let configuration: CameraConfiguration
     /// Working directory of the sessions being written (each is removed once finished and spooled).
     public let output: URL
+    /// Every line it (and its recording) logs carries `camera`.
     private let logger: Logger
     private let stop = RecordingStop()
+    /// Frames, triggers and clips of this camera (see ``RecordingMetrics``).
+    private let metrics: RecordingMetrics
     /// `pushav_camera_reconnects_total{camera}`: sources lost and opened again.
     private let reconnects: Counter
     /// `pushav_manual_triggers_lost_total{camera}`: manual triggers that came while the source was down.
@@ -31,6 +34,8 @@ public final class CameraRecorder: Sendable {
         var lastError: String?
         var framesAnalysedBefore = 0
         var lastMotion: Date?
+        /// The latest packet of an earlier pass (the current pass's is in its control's statistics).
+        var lastPacketReadBefore: ContinuousClock.Instant?
         var recentClips: [CameraStatus.RecentClip] = []
         var lostTriggers = 0
         var reconnects = 0
@@ -44,7 +49,10 @@ public final class CameraRecorder: Sendable {
     public init(configuration: CameraConfiguration, output: URL, logger: Logger) {
         self.configuration = configuration
         self.output = output
+        var logger = logger
+        logger[metadataKey: "camera"] = "\(configuration.id)"
         self.logger = logger
+        metrics = RecordingMetrics(camera: configuration.id)
         reconnects = Counter(label: "pushav_camera_reconnects_total", dimensions: [("camera", configuration.id)])
         lostTriggers = Counter(label: "pushav_manual_triggers_lost_total", dimensions: [("camera", configuration.id)])
     }
@@ -94,7 +102,7 @@ public final class CameraRecorder: Sendable {
             state.withLock { $0.lostTriggers += 1 }
             lostTriggers.increment()
             logger.warning("manual trigger while the camera source is down: nothing can be recorded",
-                           metadata: ["camera": "\(configuration.id)", "connection": "\(id)"])
+                           metadata: ["connection": "\(id)"])
             return
         }
         submit(.trigger(connection: id, reason: reason, timeControl: timeControl), to: control)
@@ -103,8 +111,7 @@ public final class CameraRecorder: Sendable {
     private func submit(_ command: RecordingControl.Command, to control: RecordingControl?) {
         guard let control else { return }  // applied from `attached` when the source (re)opens
         if !control.submit(command) {
-            logger.error("camera command queue full: command dropped", metadata: ["camera": "\(configuration.id)",
-                                                                                  "command": "\(command)"])
+            logger.error("camera command queue full: command dropped", metadata: ["command": "\(command)"])
         }
     }
 
@@ -130,6 +137,11 @@ public final class CameraRecorder: Sendable {
         }
     }
 
+    /// When the source last delivered a packet (any pass); nil before the first.
+    public var lastPacketRead: ContinuousClock.Instant? {
+        state.withLock { $0.control?.statistics.lastPacketRead ?? $0.lastPacketReadBefore }
+    }
+
     // MARK: Running
 
     /// Ends open clips at the last frame read and makes ``run()`` return.
@@ -146,6 +158,7 @@ public final class CameraRecorder: Sendable {
                 if let previous = state.control {
                     state.framesAnalysedBefore += previous.statistics.framesAnalysed
                     state.lastMotion = previous.statistics.lastMotion ?? state.lastMotion
+                    state.lastPacketReadBefore = previous.statistics.lastPacketRead ?? state.lastPacketReadBefore
                 }
                 state.control = control
                 state.source = state.reconnects == 0 ? .connecting : .reconnecting
@@ -159,6 +172,7 @@ public final class CameraRecorder: Sendable {
             options.paceRealTime = isFile && configuration.live
             options.zones = configuration.zones
             options.writeClips = false
+            options.metrics = metrics
             // A camera that stops sending must not hang the read: RTSP's socket timeout, in microseconds.
             if configuration.source.hasPrefix("rtsp") { options.inputOptions["timeout"] = "5000000" }
             let started = ContinuousClock.now
@@ -176,7 +190,7 @@ public final class CameraRecorder: Sendable {
             let hadFrames = control.statistics.packetsRead > 0
             if hadFrames && (ContinuousClock.now - started > .seconds(10) || failure == nil) { backoff = .seconds(1) }
             if failure == nil && isFile && configuration.live && hadFrames {
-                logger.debug("looping the file source", metadata: ["camera": "\(configuration.id)"])
+                logger.debug("looping the file source")
                 continue  // a file standing in for a camera: play it again
             }
             let reason = failure ?? "the source ended"
@@ -188,12 +202,11 @@ public final class CameraRecorder: Sendable {
                 // triggers were accepted) through the whole backoff. Without a pass there is no control.
                 state.framesAnalysedBefore += control.statistics.framesAnalysed
                 state.lastMotion = control.statistics.lastMotion ?? state.lastMotion
+                state.lastPacketReadBefore = control.statistics.lastPacketRead ?? state.lastPacketReadBefore
                 state.control = nil
             }
             reconnects.increment()
-            logger.warning("camera source lost; reconnecting", metadata: [
-                "camera": "\(configuration.id)", "error": "\(reason)", "retryIn": "\(backoff)",
-            ])
+            logger.warning("camera source lost; reconnecting", metadata: ["error": "\(reason)", "retryIn": "\(backoff)"])
             await sleep(backoff)
             backoff = min(backoff * 2, .seconds(30))
         }
