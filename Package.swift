@@ -26,6 +26,8 @@ let package = Package(
         // `pushav serve --demo`'s throwaway certificates, made in process (already resolved for AsyncHTTPClient).
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        // `pushav serve`'s /metrics: the swift-metrics backend that renders the Prometheus text format.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // FFmpeg 5.1 from Debian (libavformat-dev, libavcodec-dev, libavutil-dev, libswscale-dev; libswresample-dev
@@ -49,7 +51,10 @@ let package = Package(
         // Demux once, cut sessions, write the upload layout and the report.
         .target(
             name: "Recorder",
-            dependencies: ["MediaIO", "Timeline", "Motion", "CMAF", "TransportModel", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "MediaIO", "Timeline", "Motion", "CMAF", "TransportModel", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
         ),
         // Matter Push AV Stream Transport cluster model: types, validation, commands, events.
         .target(name: "TransportModel", dependencies: ["Timeline", "Motion"]),
@@ -108,6 +113,7 @@ let package = Package(
             dependencies: [
                 "Sidecar", "TransportModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("openapi.json"), .copy("page.html")]
@@ -127,6 +133,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .executableTarget(
@@ -134,6 +141,8 @@ let package = Package(
             dependencies: [
                 "Recorder", "CMAF", "MediaIO", "Motion", "Timeline", "TransportModel", "Ingest", "IngestServer", "Sidecar",
                 "SidecarAPI", "SidecarDemo", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -166,6 +175,7 @@ let package = Package(
                 "SidecarAPI", "Sidecar", "TransportModel", "Motion", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 // Reads the event stream as it arrives (the test clients collect whole bodies).
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import Metrics
+import Synchronization
 
 /// A spooled object: where its bytes are and how often upload was tried.
 public struct SpoolEntry: Sendable, Hashable {
@@ -33,11 +34,9 @@ public final class SegmentSpool: Sendable {
     public let capacity: Int
     private let database: DatabasePool
     private let logger: Logger
-    private let evictionCounter = Counter(label: "pushav_spool_evictions_total")
-    private let evictedBytesCounter = Counter(label: "pushav_spool_evicted_bytes_total")
-    private let depthGauge = Gauge(label: "pushav_upload_queue_depth")
-    private let bytesGauge = Gauge(label: "pushav_upload_queue_bytes")
-    private let oldestGauge = Gauge(label: "pushav_upload_oldest_age_seconds")
+    /// Connections whose queue gauges were last published non-empty; held while publishing, so two publishers
+    /// cannot leave an older reading last.
+    private let publishedConnections = Mutex<Set<String>>([])
 
     /// Opens (or creates) the spool and drops journal rows whose file vanished and files no row mentions (a crash
     /// between rename and journal insert leaves such an orphan; it was never handed to the uploader).
@@ -285,8 +284,9 @@ public final class SegmentSpool: Sendable {
             try? FileManager.default.removeItem(
                 at: directory.appendingPathComponent("objects").appendingPathComponent(Self.safeName(session.connection))
                     .appendingPathComponent("session_\(session.session)"))
-            evictionCounter.increment()
-            evictedBytesCounter.increment(by: bytes)
+            let dimensions = [("connection", session.connection)]
+            Counter(label: "pushav_spool_evictions_total", dimensions: dimensions).increment()
+            Counter(label: "pushav_spool_evicted_bytes_total", dimensions: dimensions).increment(by: bytes)
             logger.warning("spool full: evicted a whole session", metadata: [
                 "connection": "\(session.connection)", "session": "\(session.session)", "objects": "\(objects)",
                 "bytes": "\(bytes)", "capacity": "\(capacity)",
@@ -329,11 +329,37 @@ public final class SegmentSpool: Sendable {
         publishMetrics()
     }
 
+    /// Per connection: `pushav_upload_queue_depth`, `pushav_upload_queue_bytes`, `pushav_upload_oldest_age_seconds`
+    /// (a connection whose queue emptied is set to 0 once).
     private func publishMetrics() {
-        guard let statistics = try? statistics() else { return }
-        depthGauge.record(statistics.queueDepth)
-        bytesGauge.record(statistics.bytes)
-        oldestGauge.record(statistics.oldestAge)
+        publishedConnections.withLock { published in
+            guard let queues = try? connectionQueues() else { return }
+            let now = Date().timeIntervalSince1970
+            for connection in published.union(queues.keys) {
+                let queue = queues[connection]
+                let dimensions = [("connection", connection)]
+                Gauge(label: "pushav_upload_queue_depth", dimensions: dimensions).record(queue?.depth ?? 0)
+                Gauge(label: "pushav_upload_queue_bytes", dimensions: dimensions).record(queue?.bytes ?? 0)
+                Gauge(label: "pushav_upload_oldest_age_seconds", dimensions: dimensions)
+                    .record(queue?.oldest.map { max(0, now - $0) } ?? 0)
+            }
+            published = Set(queues.keys)
+        }
+    }
+
+    /// Undelivered objects, bytes on disk and the oldest undelivered object's creation time, per connection.
+    private func connectionQueues() throws -> [String: (depth: Int, bytes: Int, oldest: Double?)] {
+        try database.read { db in
+            var queues: [String: (depth: Int, bytes: Int, oldest: Double?)] = [:]
+            for row in try Row.fetchAll(db, sql: """
+                SELECT connection, sum(delivered = 0) AS depth, sum(bytes) AS bytes,
+                       min(CASE WHEN delivered = 0 THEN created END) AS oldest
+                FROM object GROUP BY connection
+                """) {
+                queues[row["connection"]] = (row["depth"], row["bytes"], row["oldest"])
+            }
+            return queues
+        }
     }
 }
 

@@ -31,6 +31,8 @@ final class ClipRunner {
          activity: TransportActivity = .active) {
         self.policy = policy
         self.settings = settings
+        var logger = logger
+        if let connectionID { logger[metadataKey: "connection"] = "\(connectionID)" }
         self.logger = logger
         self.connectionID = connectionID
         nextSession = policy.firstSession
@@ -56,14 +58,36 @@ final class ClipRunner {
     }
 
     func motion(at time: MediaTime, buffer: PreRollBuffer) throws {
-        try apply(timeline.motion(at: time), buffer: buffer)
+        let decisions = timeline.motion(at: time)
+        countTrigger(.motion, decisions: decisions)
+        try apply(decisions, buffer: buffer)
     }
 
     /// ManuallyTriggerTransport at `time`: a Command clip with this reason, or an augmentation of the running one.
     func trigger(at time: MediaTime, reason: TriggerActivationReasonEnum, timeControl: ClipTimeControl?,
                  buffer: PreRollBuffer) throws {
         manualReason = reason
-        try apply(timeline.manualTrigger(at: time, timeControl: timeControl), buffer: buffer)
+        let decisions = timeline.manualTrigger(at: time, timeControl: timeControl)
+        countTrigger(.command, decisions: decisions)
+        try apply(decisions, buffer: buffer)
+    }
+
+    /// Metrics: a trigger that began a recording, or one the timeline took without recording (Inactive) or ignored
+    /// (blind window). An augmentation of a running activation is neither.
+    private func countTrigger(_ trigger: ClipTrigger, decisions: [ClipDecision]) {
+        guard let metrics = settings.options.metrics, let now = timeline.now else { return }
+        let began = decisions.contains { decision in
+            if case .begin(let begin) = decision { return begin.trigger == trigger }
+            return false
+        }
+        if began {
+            if trigger == .motion { metrics.motionTriggers.increment() }
+        } else if timeline.activity == .inactive, let activation = timeline.activation,
+                  activation.trigger == trigger, activation.activationTime == now {
+            metrics.ignored(.inactive)
+        } else if trigger == .motion, timeline.activation == nil, let blindUntil = timeline.blindUntil, now < blindUntil {
+            metrics.ignored(.blind)
+        }
     }
 
     /// Active or Inactive from `time` on (Inactive ends the running clip: end reason `transportInactive`).
@@ -88,6 +112,7 @@ final class ClipRunner {
 
     /// A clip that cannot be recorded is never lost silently: a warning now, an entry in report.json later.
     private func drop(_ begin: ClipBegin, reason: String, session: Int? = nil) {
+        settings.options.metrics?.clipsDropped.increment()
         logger.warning("clip dropped", metadata: [
             "trigger": "\(begin.trigger.rawValue)", "t0": "\(begin.activationTime.seconds)", "reason": "\(reason)",
             "output": "\(policy.output.path)",
@@ -165,6 +190,7 @@ final class ClipRunner {
         let cursor = buffer.live.first(where: { $0.pts >= keyframe.pts - .seconds(2) })?.sequence ?? keyframe.sequence
         open = OpenClip(begin: begin, writer: writer, start: keyframe.pts, keyframeSequence: keyframe.sequence, cursor: cursor,
                         hasAudio: hasAudio)
+        settings.options.metrics?.clipsBegun.increment()
         logger.info("clip begins", metadata: [
             "session": "\(session)", "trigger": "\(begin.trigger.rawValue)", "t0": "\(begin.activationTime.seconds)",
             "start": "\(keyframe.pts.seconds)",
@@ -182,6 +208,10 @@ final class ClipRunner {
         for clip in closing {
             if inputEnded || clip.isComplete() {
                 let record = try clip.finish(inputEnded: inputEnded)
+                if let metrics = settings.options.metrics, let end = clip.end {
+                    metrics.clipEnded(end.reason)
+                    if !record.tracks.isEmpty { metrics.clipFinished(record, planned: (end.end - clip.start).seconds) }
+                }
                 if record.tracks.isEmpty {
                     // Not one of its video frames reached the muxer: its keyframe was pushed out of a full pre-roll
                     // buffer, or the input failed first. Its headers are gone; the event is a dropped clip, not a session.
@@ -321,6 +351,15 @@ struct SessionSettings {
             start: start, video: video, videoCodec: videoCodec, frameRate: frameRate,
             audio: format.includeAudio ? audio : nil, audioCodec: format.includeAudio ? audioCodec : nil,
             segmentDuration: format.segmentDuration, chunkDuration: format.chunkDuration,
-            writeClip: format.writeClips, emit: policy.hooks?.events ?? options.events)
+            writeClip: format.writeClips, emit: counted(policy.hooks?.events ?? options.events))
+    }
+
+    /// `emit`, also counting the bytes recorded when the recording has metrics.
+    private func counted(_ emit: (@Sendable (RecordingEvent) -> Void)?) -> (@Sendable (RecordingEvent) -> Void)? {
+        guard let metrics = options.metrics else { return emit }
+        return { event in
+            metrics.count(event)
+            emit?(event)
+        }
     }
 }

@@ -103,6 +103,8 @@ public struct RecordingOptions: Sendable {
     public var alwaysAnalyseMotion = false
     /// Read no faster than real time (a file standing in for a camera), as `ffmpeg -re` does.
     public var paceRealTime = false
+    /// Counters and histograms to update as frames, triggers and clips happen (`pushav serve`, per camera).
+    public var metrics: RecordingMetrics? = nil
 
     public init(output: URL, policies: [ClipPolicy]? = nil) {
         self.output = output

@@ -80,6 +80,8 @@ public final class RecordingControl: Sendable {
         /// When motion was seen, oldest first: analysed frames with motion less than ``MotionPeriod/gap`` apart
         /// form one period. Bounded: past ``MotionPeriod/kept`` periods the oldest is dropped.
         public var motionPeriods: [MotionPeriod] = []
+        /// When the latest packet was read: how `/ready` tells a live source from a stalled one.
+        public var lastPacketRead: ContinuousClock.Instant?
         public init() {}
 
         /// An analysed frame showed motion at `instant`.

@@ -132,11 +132,17 @@ struct RecordingPipeline {
 
         func analysed(_ picture: DecodedPicture) throws {
             guard var a = analysis else { return }
+            options.metrics?.framesDecoded.increment()
             let t = picture.time
             if let last = lastFrameTime, t <= last { return }
             lastFrameTime = t
+            let began = ContinuousClock.now
             let sample = try a.analyse(picture, origin: origin ?? t)
             analysis = a
+            if let metrics = options.metrics, sample != nil {
+                metrics.framesAnalysed.increment()
+                metrics.analysisTime.record(duration: ContinuousClock.now - began)
+            }
             if let control = options.control, let sample {
                 control.record {
                     $0.framesAnalysed += 1
@@ -145,8 +151,12 @@ struct RecordingPipeline {
             }
             for r in runners {
                 try r.frame(at: t, isKeyframe: picture.isKeyframe, buffer: buffer)
-                if let sample, r.policy.trigger == .motion, r.policy.motionFilter.matches(sample) {
-                    try r.motion(at: t, buffer: buffer)
+                if let sample, r.policy.trigger == .motion {
+                    if r.policy.motionFilter.matches(sample) {
+                        try r.motion(at: t, buffer: buffer)
+                    } else if r.policy.motionFilter.ignoresByZone(sample) {
+                        options.metrics?.ignored(.zone)
+                    }
                 }
                 try r.pump(buffer: buffer, analysisTime: t, inputEnded: false)
             }
@@ -285,7 +295,10 @@ struct RecordingPipeline {
                 if options.paceRealTime, packet.streamIndex == videoStream.index, let pts = packet.pts ?? packet.dts {
                     try paceVideo(videoStream.timeBase.time(pts))
                 }
-                options.control?.record { $0.packetsRead += 1 }
+                options.control?.record {
+                    $0.packetsRead += 1
+                    $0.lastPacketRead = .now
+                }
                 if packet.streamIndex == videoStream.index {
                     videoPacketsRead += 1
                     lastVideoPacketCorrupt = packet.isCorrupt

@@ -16,8 +16,11 @@ public final class CameraRecorder: Sendable {
     public let configuration: CameraConfiguration
     /// Working directory of the sessions being written (each is removed once finished and spooled).
     public let output: URL
+    /// Every line it (and its recording) logs carries `camera`.
     private let logger: Logger
     private let stop = RecordingStop()
+    /// Frames, triggers and clips of this camera (see ``RecordingMetrics``).
+    private let metrics: RecordingMetrics
     /// `pushav_camera_reconnects_total{camera}`: sources lost and opened again.
     private let reconnects: Counter
     /// `pushav_manual_triggers_lost_total{camera}`: manual triggers that came while the source was down.
@@ -31,6 +34,8 @@ public final class CameraRecorder: Sendable {
         var lastError: String?
         var framesAnalysedBefore = 0
         var lastMotion: Date?
+        /// The latest packet of an earlier pass (the current pass's is in its control's statistics).
+        var lastPacketReadBefore: ContinuousClock.Instant?
         var recentClips: [CameraStatus.RecentClip] = []
         /// The MP4 of each recent clip that has one; a clip's file is deleted when the clip leaves `recentClips`.
         var clipFiles: [ClipKey: URL] = [:]
@@ -43,6 +48,7 @@ public final class CameraRecorder: Sendable {
         mutating func keep(_ statistics: RecordingControl.Statistics) {
             framesAnalysedBefore += statistics.framesAnalysed
             lastMotion = statistics.lastMotion ?? lastMotion
+            lastPacketReadBefore = statistics.lastPacketRead ?? lastPacketReadBefore
             motionPeriods = Array((motionPeriods + statistics.motionPeriods)
                 .filter { $0.end.timeIntervalSinceNow > -CameraRecorder.recentMotionWindow }.suffix(MotionPeriod.kept))
         }
@@ -65,12 +71,15 @@ public final class CameraRecorder: Sendable {
     public init(configuration: CameraConfiguration, output: URL, logger: Logger) {
         self.configuration = configuration
         self.output = output
+        var logger = logger
+        logger[metadataKey: "camera"] = "\(configuration.id)"
         self.logger = logger
         // Clip MP4s of an earlier run: the page lists clips since this start, so nothing would ever delete them.
         let connections = (try? FileManager.default.contentsOfDirectory(atPath: output.path)) ?? []
         for name in connections where name.hasPrefix("connection-") {
             try? FileManager.default.removeItem(at: output.appendingPathComponent(name).appendingPathComponent("clips"))
         }
+        metrics = RecordingMetrics(camera: configuration.id)
         reconnects = Counter(label: "pushav_camera_reconnects_total", dimensions: [("camera", configuration.id)])
         lostTriggers = Counter(label: "pushav_manual_triggers_lost_total", dimensions: [("camera", configuration.id)])
     }
@@ -120,7 +129,7 @@ public final class CameraRecorder: Sendable {
             state.withLock { $0.lostTriggers += 1 }
             lostTriggers.increment()
             logger.warning("manual trigger while the camera source is down: nothing can be recorded",
-                           metadata: ["camera": "\(configuration.id)", "connection": "\(id)"])
+                           metadata: ["connection": "\(id)"])
             return
         }
         submit(.trigger(connection: id, reason: reason, timeControl: timeControl), to: control)
@@ -129,8 +138,7 @@ public final class CameraRecorder: Sendable {
     private func submit(_ command: RecordingControl.Command, to control: RecordingControl?) {
         guard let control else { return }  // applied from `attached` when the source (re)opens
         if !control.submit(command) {
-            logger.error("camera command queue full: command dropped", metadata: ["camera": "\(configuration.id)",
-                                                                                  "command": "\(command)"])
+            logger.error("camera command queue full: command dropped", metadata: ["command": "\(command)"])
         }
     }
 
@@ -176,6 +184,11 @@ public final class CameraRecorder: Sendable {
         }
     }
 
+    /// When the source last delivered a packet (any pass); nil before the first.
+    public var lastPacketRead: ContinuousClock.Instant? {
+        state.withLock { $0.control?.statistics.lastPacketRead ?? $0.lastPacketReadBefore }
+    }
+
     // MARK: Running
 
     /// Ends open clips at the last frame read and makes ``run()`` return.
@@ -203,6 +216,7 @@ public final class CameraRecorder: Sendable {
             options.zones = configuration.zones
             options.writeClips = false
             options.analyseKeyframesOnly = configuration.analysis == .keyframes
+            options.metrics = metrics
             // A camera that stops sending must not hang the read: RTSP's socket timeout, in microseconds.
             if configuration.source.hasPrefix("rtsp") { options.inputOptions["timeout"] = "5000000" }
             let started = ContinuousClock.now
@@ -220,7 +234,7 @@ public final class CameraRecorder: Sendable {
             let hadFrames = control.statistics.packetsRead > 0
             if hadFrames && (ContinuousClock.now - started > .seconds(10) || failure == nil) { backoff = .seconds(1) }
             if failure == nil && isFile && configuration.live && hadFrames {
-                logger.debug("looping the file source", metadata: ["camera": "\(configuration.id)"])
+                logger.debug("looping the file source")
                 continue  // a file standing in for a camera: play it again
             }
             let reason = failure ?? "the source ended"
@@ -234,9 +248,7 @@ public final class CameraRecorder: Sendable {
                 state.control = nil
             }
             reconnects.increment()
-            logger.warning("camera source lost; reconnecting", metadata: [
-                "camera": "\(configuration.id)", "error": "\(reason)", "retryIn": "\(backoff)",
-            ])
+            logger.warning("camera source lost; reconnecting", metadata: ["error": "\(reason)", "retryIn": "\(backoff)"])
             await sleep(backoff)
             backoff = min(backoff * 2, .seconds(30))
         }

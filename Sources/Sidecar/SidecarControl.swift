@@ -24,6 +24,7 @@ public protocol SidecarControl: Sendable {
     func tlsEndpoints(fabric: FabricIndex) async -> [TLSEndpointSummary]
     /// NOT_FOUND when the fabric has no such endpoint; INVALID_IN_STATE while a connection uses it.
     func removeTLSEndpoint(_ endpointID: UInt16, fabric: FabricIndex) async throws(TransportCommandError)
+    /// `GET /health`: the process answers; what each camera does.
     func health() async -> SidecarHealth
     /// The MP4 of a recent clip of `camera` (see ``CameraStatus/RecentClip/clip``); nil when there is none.
     func clipFile(camera: String, connection: UInt16, session: UInt64) async -> URL?
@@ -42,6 +43,10 @@ public protocol SidecarControl: Sendable {
     func provisionClientCertificate(_ request: ProvisionClientCertificateRequest, fabric: FabricIndex) async throws(TransportCommandError)
     /// A TLS endpoint from a CAID and a CCDID; returns the endpoint ID AllocatePushTransport takes.
     func provisionEndpoint(_ request: ProvisionEndpointRequest, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16
+    /// `GET /ready`: whether the stores are open and every camera's source is being read.
+    func readiness() async -> SidecarReadiness
+    /// Brings gauges that change with time alone (the upload queue's oldest age) up to date before a scrape.
+    func refreshGauges() async
 }
 
 /// `POST /v1/tls/endpoints`: where an ingest server is and the certificates for mutual TLS, in PEM.
@@ -197,5 +202,37 @@ public struct SidecarHealth: Codable, Sendable, Hashable {
         self.status = status
         self.cameras = cameras
         self.pendingUploads = pendingUploads
+    }
+}
+
+/// `GET /ready` (answered 200 when ``ready``, 503 otherwise, with this body either way).
+public struct SidecarReadiness: Codable, Sendable, Hashable {
+    /// How recently a camera's source must have delivered a packet to count as read. A file source loops and an RTSP
+    /// read times out after 5 s, so a working source never goes this long without one.
+    public static let sourceWindow = Duration.seconds(5)
+
+    /// One camera's source.
+    public struct Source: Codable, Sendable, Hashable {
+        /// Seconds since its latest packet; nil before the first.
+        public var secondsSinceLastPacket: Double?
+        /// A packet within ``SidecarReadiness/sourceWindow``.
+        public var ready: Bool
+
+        public init(sinceLastPacket: Duration?) {
+            secondsSinceLastPacket = sinceLastPacket.map { Double($0.components.seconds) + Double($0.components.attoseconds) * 1e-18 }
+            ready = sinceLastPacket.map { $0 <= SidecarReadiness.sourceWindow } ?? false
+        }
+    }
+
+    /// Everything below holds.
+    public var ready: Bool
+    /// The spool and the cameras' transport stores answer a read.
+    public var storeOpen: Bool
+    public var cameras: [String: Source]
+
+    public init(storeOpen: Bool, cameras: [String: Source]) {
+        self.storeOpen = storeOpen
+        self.cameras = cameras
+        ready = storeOpen && cameras.values.allSatisfy(\.ready)
     }
 }

@@ -230,8 +230,17 @@ public final class SidecarEngine: SidecarControl, Service {
         let policy = uploadPolicy
         let endpoint = UploadEndpoint(url: url, connection: Self.spoolKey(camera: camera.configuration.id, connection: connection.connectionID),
                                       tls: tls)
-        return ConnectionUpload(uploader: try SegmentUploader(spool: spool, endpoint: endpoint, policy: policy,
-                                                              segmentDuration: segment, logger: logger))
+        return ConnectionUpload(uploader: try SegmentUploader(
+            spool: spool, endpoint: endpoint, policy: policy, segmentDuration: segment,
+            logger: connectionLogger(camera: camera.configuration.id, connection: connection.connectionID)))
+    }
+
+    /// The engine's logger with the IDs every line about one connection carries.
+    private func connectionLogger(camera: String, connection: UInt16) -> Logger {
+        var logger = self.logger
+        logger[metadataKey: "camera"] = "\(camera)"
+        logger[metadataKey: "connection"] = "\(connection)"
+        return logger
     }
 
     private func policy(_ connection: StoredConnection, camera: Camera, upload: ConnectionUpload,
@@ -251,7 +260,7 @@ public final class SidecarEngine: SidecarControl, Service {
         let server = camera.server
         let recorder = camera.recorder
         let started = Mutex<[Int: Date]>([:])
-        let logger = self.logger
+        let logger = connectionLogger(camera: camera.configuration.id, connection: id)
         policy.hooks = SessionHooks(
             begin: { trigger in
                 let session = try blockingCall { () async throws(TransportCommandError) -> UInt64 in
@@ -277,7 +286,7 @@ public final class SidecarEngine: SidecarControl, Service {
                 // The bytes went to the spool with the events; the working copy is not needed.
                 try? FileManager.default.removeItem(at: output.appendingPathComponent("session_\(record.session)"))
                 logger.info("recording finished", metadata: [
-                    "connection": "\(id)", "session": "\(record.session)", "duration": "\(record.duration)",
+                    "session": "\(record.session)", "duration": "\(record.duration)",
                     "reason": "\(record.endReason)",
                 ])
             },
@@ -428,6 +437,27 @@ public final class SidecarEngine: SidecarControl, Service {
             if inUse { throw .im(.invalidInState, "endpointID: TLS endpoint \(endpointID) is used by a connection") }
         }
         for camera in cameras { try await camera.server.removeTLSEndpoint(fabricIndex: fabric, endpointID: endpointID) }
+    }
+
+    /// Ready when the spool and every camera's store answer a read and every camera's source delivered a packet
+    /// within ``SidecarReadiness/sourceWindow``.
+    public func readiness() async -> SidecarReadiness {
+        let stores = cameras.map(\.store)
+        let spool = self.spool
+        let storesOpen = (try? await BlockingIO.run {
+            _ = try spool.statistics()
+            for store in stores { _ = try store.journalMode() }
+            return true
+        }) ?? false
+        let now = ContinuousClock.now
+        return SidecarReadiness(storeOpen: storesOpen, cameras: Dictionary(cameras.map { camera in
+            (camera.configuration.id, SidecarReadiness.Source(sinceLastPacket: camera.recorder.lastPacketRead.map { now - $0 }))
+        }, uniquingKeysWith: { a, _ in a }))
+    }
+
+    /// The spool's per-connection gauges (the oldest object's age grows with no event to update it).
+    public func refreshGauges() async {
+        await spool.refreshMetrics()
     }
 
     public func health() async -> SidecarHealth {

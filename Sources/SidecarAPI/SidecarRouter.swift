@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import Prometheus
 import Sidecar
 import TransportModel
 
@@ -9,7 +10,8 @@ import TransportModel
 ///
 /// The API holds no cluster logic: each route reads the caller's fabric (`X-Fabric-Index`) and the request's JSON,
 /// calls the camera's ``PushAVStreamTransportServer`` or the ``SidecarControl``, and maps a refusal's Matter status
-/// to HTTP (``APIErrorBody``). Every failure is a 4xx with that body; a 5xx means a bug in this process.
+/// to HTTP (``APIErrorBody``). Every failure is a 4xx with that body; a 5xx means a bug in this process, except
+/// `/ready`'s 503, which is its answer "not ready" (with ``SidecarReadiness``).
 public enum SidecarRouter {
     /// Largest request body accepted; a larger one answers 413.
     public static let maxBodyBytes = 64 * 1024
@@ -17,13 +19,17 @@ public enum SidecarRouter {
     public static let fabricHeader = "X-Fabric-Index"
     /// The fabric of a request without `X-Fabric-Index`.
     public static let defaultFabric: FabricIndex = 1
+    /// `/metrics`: the Prometheus text exposition format, version 0.0.4.
+    public static let prometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
 
     /// The router for `control`. `eventKeepAlive` is how often an idle event stream sends a comment line, which is
-    /// also how soon a vanished subscriber is noticed and its subscription dropped.
+    /// also how soon a vanished subscriber is noticed and its subscription dropped. `metrics` is what `/metrics`
+    /// renders: the registry behind the process's swift-metrics backend (an empty one when none is given).
     public static func router(
-        control: some SidecarControl, logger: Logger, eventKeepAlive: Duration = .seconds(15)
+        control: some SidecarControl, logger: Logger, eventKeepAlive: Duration = .seconds(15),
+        metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
     ) -> Router<BasicRequestContext> {
-        let endpoints = SidecarEndpoints(control: control, logger: logger, eventKeepAlive: eventKeepAlive)
+        let endpoints = SidecarEndpoints(control: control, logger: logger, eventKeepAlive: eventKeepAlive, metrics: metrics)
         let routes = endpoints.routes
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: APIErrorMiddleware(routes: routes.map(\.signature), logger: logger))
@@ -66,11 +72,24 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
     let control: Control
     let logger: Logger
     let eventKeepAlive: Duration
+    let metrics: PrometheusCollectorRegistry
 
     var routes: [Route] {
         var routes: [Route] = [
             Route(signature: .init(method: .get, path: "/health")) { _, _ in
                 try JSONResponse.make(await control.health())
+            },
+            // Not ready answers 503 (what a load balancer or an orchestrator's readiness probe expects), with the
+            // same body: which store or camera source is the reason.
+            Route(signature: .init(method: .get, path: "/ready")) { _, _ in
+                let readiness = await control.readiness()
+                return try JSONResponse.make(readiness, status: readiness.ready ? .ok : .serviceUnavailable)
+            },
+            Route(signature: .init(method: .get, path: "/metrics")) { _, _ in
+                await control.refreshGauges()
+                var headers = HTTPFields()
+                headers[.contentType] = SidecarRouter.prometheusContentType
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer())))
             },
             Route(signature: .init(method: .get, path: "/openapi.json")) { _, _ in
                 var headers = HTTPFields()

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import IngestServer
 import Logging
+import Prometheus
 import ServiceLifecycle
 import Sidecar
 import SidecarAPI
@@ -22,13 +23,16 @@ public struct SidecarDemo: Sendable {
         public var listen: ListenAddress
         /// Stop gracefully after this long (nil: until SIGINT or SIGTERM).
         public var duration: Duration?
+        /// What the API's `/metrics` renders (the process's swift-metrics backend); empty when not given.
+        public var metrics: PrometheusCollectorRegistry
 
         public init(media: URL, directory: URL, listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 0),
-                    duration: Duration? = nil) {
+                    duration: Duration? = nil, metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
             self.media = media
             self.directory = directory
             self.listen = listen
             self.duration = duration
+            self.metrics = metrics
         }
     }
 
@@ -99,7 +103,7 @@ public struct SidecarDemo: Sendable {
         let engine = try await SidecarEngine(configuration: configuration, logger: logger)
         let apiPort = PortAnnouncement()
         let api = Application(
-            router: SidecarRouter.router(control: engine, logger: logger),
+            router: SidecarRouter.router(control: engine, logger: logger, metrics: options.metrics),
             configuration: .init(address: .hostname(options.listen.host, port: options.listen.port), serverName: "pushav"),
             onServerRunning: { channel in apiPort.announce(channel.localAddress?.port ?? 0) },
             logger: logger)

@@ -2,6 +2,9 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import Metrics
+import Prometheus
+import Recorder
 import ServiceLifecycle
 import Sidecar
 import SidecarAPI
@@ -90,13 +93,15 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("\(error)")
         }
+        // Before the engine: its counters bind to the backend in force when they are made.
+        let metrics = ServeMetrics.bootstrap()
         let engine: SidecarEngine
         do {
             engine = try await SidecarEngine(configuration: configuration, logger: logger)
         } catch {
             throw CLIError("\(error)")
         }
-        let router = SidecarRouter.router(control: engine, logger: logger)
+        let router = SidecarRouter.router(control: engine, logger: logger, metrics: metrics)
         let application = Application(
             router: router,
             configuration: .init(address: .hostname(configuration.listen.host, port: configuration.listen.port),
@@ -138,7 +143,8 @@ extension ServeCommand {
         }
         let options = SidecarDemo.Options(
             media: media, directory: state.map { URL(fileURLWithPath: $0) } ?? SidecarDemo.temporaryDirectory(),
-            listen: listenAddress, duration: demoDuration.map { .milliseconds(Int64($0 * 1000)) })
+            listen: listenAddress, duration: demoDuration.map { .milliseconds(Int64($0 * 1000)) },
+            metrics: ServeMetrics.bootstrap())
         let demo = SidecarDemo(options: options, logger: logger) { line in
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
         }
@@ -148,5 +154,19 @@ extension ServeCommand {
             throw CLIError(error.description)
         }
         FileHandle.standardOutput.write(Data("pushav serve --demo: stopped; everything is under \(options.directory.path)\n".utf8))
+    }
+}
+
+/// The process's swift-metrics backend for `pushav serve`: a Prometheus registry, which `/metrics` renders.
+enum ServeMetrics {
+    /// Bootstraps the backend (swift-metrics allows this once per process, so only the command does it) with the
+    /// recorder's histogram buckets, and returns the registry.
+    static func bootstrap() -> PrometheusCollectorRegistry {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets = RecordingMetrics.durationBuckets
+        factory.valueHistogramBuckets = RecordingMetrics.valueBuckets
+        MetricsSystem.bootstrap(factory)
+        return registry
     }
 }

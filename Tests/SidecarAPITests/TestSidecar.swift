@@ -21,6 +21,10 @@ final class TestSidecar: SidecarControl {
         var attributes: [String: CameraAttributes] = ["cam1": CameraAttributes(), "cam2": CameraAttributes()]
         var endpoints: [FabricIndex: [UInt16: TLSEndpointSummary]] = [:]
         var nextEndpointID: [FabricIndex: UInt16] = [:]
+        var readiness = SidecarReadiness(storeOpen: true, cameras: [
+            "cam1": .init(sinceLastPacket: .milliseconds(40)), "cam2": .init(sinceLastPacket: .milliseconds(250)),
+        ])
+        var gaugeRefreshes = 0
     }
 
     init() throws {
@@ -144,6 +148,16 @@ final class TestSidecar: SidecarControl {
     func health() async -> SidecarHealth {
         SidecarHealth(status: "degraded", cameras: ["cam1": .streaming, "cam2": .reconnecting], pendingUploads: 2)
     }
+
+    func readiness() async -> SidecarReadiness { state.withLock { $0.readiness } }
+
+    func refreshGauges() async { state.withLock { $0.gaugeRefreshes += 1 } }
+
+    /// What `/ready` answers from now on.
+    func setReadiness(_ readiness: SidecarReadiness) { state.withLock { $0.readiness = readiness } }
+
+    /// How often `/metrics` asked for the gauges to be brought up to date.
+    var gaugeRefreshes: Int { state.withLock { $0.gaugeRefreshes } }
 }
 
 /// PEM blocks as DER: what the double checks a certificate or key parses as.
