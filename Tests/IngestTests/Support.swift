@@ -42,6 +42,8 @@ enum Fixtures {
         try await BlockingWork.run(body)
     }
 
+    /// Runs a process to its end. Not queued with the heavy work (``BlockingWork/runHeavy(_:)``): these suites have
+    /// time limits, and their few `pushav` runs must not wait minutes behind the recorder tests' queue.
     static func run(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
         try await offPool { try runBlocking(executable, arguments) }
     }

@@ -32,7 +32,7 @@ enum PushAVBinary {
     /// `timeout` seconds. Waits off the cooperative pool (``BlockingWork``).
     static func run(_ arguments: [String], timeout: TimeInterval = 120, executable: URL = Fixtures.pushav,
                     sourceLocation: SourceLocation = #_sourceLocation) async throws -> CommandResult {
-        let result = try await BlockingWork.run { try runBlocking(arguments, timeout: timeout, executable: executable) }
+        let result = try await BlockingWork.runHeavy { try runBlocking(arguments, timeout: timeout, executable: executable) }
         if result.timedOut {
             Issue.record("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) did not finish within \(timeout) s",
                          sourceLocation: sourceLocation)

@@ -152,7 +152,7 @@ enum SyntheticVideo {
 
     /// Runs `ffmpeg -y …` (off the cooperative pool) and throws with its stderr if it fails.
     static func ffmpeg(_ arguments: [String]) async throws {
-        try await BlockingWork.run { try ffmpegBlocking(arguments) }
+        try await BlockingWork.runHeavy { try ffmpegBlocking(arguments) }
     }
 
     private static func ffmpegBlocking(_ arguments: [String]) throws {

@@ -7,20 +7,34 @@ import Foundation
 /// other test running beside it, and their bounded waits would fail. Tests therefore await blocking work through
 /// this. (Not NIO's blocking-I/O pool: the code under test needs that, and a test may block for minutes.)
 ///
-/// At most ``limit`` bodies run at once; the others wait their turn in order. Blocked cooperative threads used to
-/// cap, by accident, how many `pushav` and `ffmpeg` processes the suite ran at once; without a cap dozens start
-/// together on two cores and every one of them misses its time limit.
+/// Work that loads the CPU for seconds (a `pushav` or `ffmpeg` run) goes through ``runHeavy(_:)``: at most
+/// ``heavyLimit`` of those run at once, the others wait their turn in order. Blocked cooperative threads used to cap,
+/// by accident, how many such processes the suite ran at once; without a cap dozens start together on two cores and
+/// every one of them misses its time limit. Short work (openssl, sqlite3, a browser page) uses ``run(_:)`` and never
+/// queues behind them.
 public enum BlockingWork {
-    public static let limit = max(2, ProcessInfo.processInfo.activeProcessorCount)
-    private static let slots = Slots(limit)
+    public static let heavyLimit = max(2, ProcessInfo.processInfo.activeProcessorCount)
+    private static let slots = Slots(heavyLimit)
 
+    /// Runs `body` on a thread of its own at once.
     public static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        await slots.acquire()
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, any Error>, Never>) in
             Thread { continuation.resume(returning: Result { try body() }) }.start()
         }
-        await slots.release()
         return try result.get()
+    }
+
+    /// Runs `body` on a thread of its own once fewer than ``heavyLimit`` heavy bodies are running.
+    public static func runHeavy<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        await slots.acquire()
+        do {
+            let value = try await run(body)
+            await slots.release()
+            return value
+        } catch {
+            await slots.release()
+            throw error
+        }
     }
 
     /// A counting semaphore for async code; waiters are served first come, first served.
