@@ -105,6 +105,8 @@ let package = Package(
                 "Sidecar", "TransportModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                // Bearer tokens compared as SHA-256 digests, whose equality is constant-time.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.copy("openapi.json")]
         ),
@@ -131,6 +133,9 @@ let package = Package(
                 "Recorder", "CMAF", "MediaIO", "Motion", "Timeline", "TransportModel", "Ingest", "IngestServer", "Sidecar",
                 "SidecarAPI", "SidecarDemo", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // `pushav serve`'s control API with mutual TLS.
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
