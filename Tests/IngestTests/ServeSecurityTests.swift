@@ -99,6 +99,44 @@ import TestSupport
         try await serve.shutdown()
     }
 
+    /// A request the real service must refuse, with the token configured on loopback: (name, method, path, body,
+    /// Authorization, HTTP status, a piece of the error body's message).
+    static let refusedRequests: [(String, HTTPMethod, String, String?, String?, UInt, String)] = [
+        ("no token", .GET, "/v1/cameras", nil, nil, 401, "a bearer token is required"),
+        ("wrong token", .POST, "/v1/cameras/cam1/commands/findTransport", "{}", "Bearer not-the-token-0123456789", 401, "not valid"),
+        ("malformed JSON", .POST, "/v1/cameras/cam1/commands/findTransport", #"{"connectionID":"#, "Bearer \(token)", 400, "body: not a valid JSON document"),
+        ("wrong type", .POST, "/v1/cameras/cam1/commands/deallocatePushTransport", #"{"connectionID":"7"}"#, "Bearer \(token)", 400,
+         "connectionID: expected an integer 0…65535"),
+        ("out of range", .PUT, "/v1/cameras/cam1/attributes/recordingMicrophoneMuted", #"{"value":2}"#, "Bearer \(token)", 400, "value: "),
+        ("unknown camera", .GET, "/v1/cameras/cam9/attributes/supportedFormats", nil, "Bearer \(token)", 404, #"no camera "cam9""#),
+        ("body over 64 KiB", .POST, "/v1/tls/endpoints", #"{"hostname":""# + String(repeating: "h", count: 70_000) + #""}"#,
+         "Bearer \(token)", 413, "larger than 65536 bytes"),
+    ]
+
+    /// The body limit, the field-naming 400s, the unknown camera's 404 and the token's 401 as the real service
+    /// answers them over its socket, each with the error body.
+    @Test func badRequestsGetTheirFourHundred() async throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let tokenFile = directory.appendingPathComponent("api-token")
+        try await BlockingWork.run { try Data("\(Self.token)\n".utf8).write(to: tokenFile) }
+        let serve = try await Serve(directory: directory, source: TestPaths.media("a_720p30_h264_main.mp4").path,
+                                    settings: "tokenFile: \(tokenFile.path)")
+        do {
+            for (name, method, path, body, authorization, expected, mentions) in Self.refusedRequests {
+                let (status, text) = try await serve.request(method, path, body, headers: authorization.map { [("Authorization", $0)] } ?? [])
+                #expect(status == expected, "\(name): \(status) \(text)")
+                let error = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+                #expect((error?["message"] as? String)?.contains(mentions) == true, "\(name): \(text)")
+            }
+            #expect(try await serve.request(.GET, "/health", headers: [("Authorization", "Bearer \(Self.token)")]).status == 200)
+        } catch {
+            try await serve.shutdown()
+            throw error
+        }
+        try await serve.shutdown()
+    }
+
     /// With `tls`, the API speaks HTTPS and completes the handshake only with a client certificate from `clientCA`.
     @Test func mutualTLSRequiresAClientCertificate() async throws {
         let directory = try Fixtures.scratchDirectory()
