@@ -92,6 +92,12 @@ import TestSupport
             }
             let (status, _) = try await serve.request(.POST, "/v1/tls/endpoints", #"{"hostname":"h","port":1}"#)
             #expect(status == 401)
+            // The event stream: refused without the token, subscribed with it.
+            let (eventsStatus, _) = try await serve.request(.GET, "/v1/cameras/cam1/events")
+            #expect(eventsStatus == 401)
+            let feed = try await EventFeed.start(client: serve.client, url: serve.api + "/v1/cameras/cam1/events",
+                                                 authorization: "Bearer \(Self.token)")
+            feed.stop()
         } catch {
             try await serve.shutdown()
             throw error

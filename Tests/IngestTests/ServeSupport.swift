@@ -137,7 +137,7 @@ struct Serve {
 
     /// Subscribes to the camera's events (returns once the server confirmed the subscription).
     func subscribe() async throws -> EventFeed {
-        try await EventFeed.start(client: client, url: api + "/v1/cameras/cam1/events")
+        try await EventFeed.start(client: client, url: api + "/v1/cameras/cam1/events", authorization: authorization)
     }
 
     /// Sends `signal` and waits for the exit (SIGKILL: killed at once).
@@ -215,9 +215,10 @@ final class EventFeed: Sendable {
     private let state = Mutex<(events: [Event], subscribed: Bool, closed: String?)>(([], false, nil))
     private let reader = Mutex<Task<Void, Never>?>(nil)
 
-    static func start(client: HTTPClient, url: String) async throws -> EventFeed {
+    static func start(client: HTTPClient, url: String, authorization: String? = nil) async throws -> EventFeed {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "text/event-stream")
+        if let authorization { request.headers.add(name: "Authorization", value: authorization) }
         let response = try await client.execute(request, timeout: .minutes(5))
         try #require(response.status == .ok)
         let feed = EventFeed()
