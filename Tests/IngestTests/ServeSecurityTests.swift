@@ -161,7 +161,10 @@ import TestSupport
             settings: "tls: {certificate: \(pki.path("server.pem")), key: \(pki.path("server.key")), clientCA: \(pki.path("ca.pem"))}",
             clientTLS: withCertificate)
         do {
-            #expect(serve.process.output.contains("(https)"))
+            // Hummingbird's own "listening on" line can come before pushav's, which names the scheme.
+            try await Fixtures.waitUntil("pushav serve's https line", timeout: .seconds(10)) {
+                serve.process.output.contains("pushav serve: listening on") && serve.process.output.contains("(https)")
+            }
             #expect(try await serve.request(.GET, "/health").status == 200)
             var stranger = try trustServer()
             stranger.certificateChain = try NIOSSLCertificate.fromPEMBytes(pki.strangerPEM).map { .certificate($0) }
