@@ -115,6 +115,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
+                // Bearer tokens compared as SHA-256 digests, whose equality is constant-time.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.copy("openapi.json"), .copy("page.html")]
         ),
@@ -144,6 +146,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // `pushav serve`'s control API with mutual TLS.
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

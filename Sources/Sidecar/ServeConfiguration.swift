@@ -1,22 +1,32 @@
 import Foundation
 import Motion
 import Yams
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// `pushav serve --config serve.yaml`: the control API's address, the state folder, the spool's size and the cameras.
+/// `pushav serve --config serve.yaml`: the control API's address and access control, the state folder, the spool's
+/// size and the cameras.
 ///
 /// Parsed strictly: an unknown key, a missing required key or an invalid value is a start-up error that names the key
 /// (`cameras[0].zones[1].sensitivity: must be 1…10, got 12`), never a default silently applied in its place.
 public struct ServeConfiguration: Sendable, Hashable {
     /// Where the control API listens; loopback by default.
     public var listen: ListenAddress
+    /// A file holding the bearer token every API request must carry (`Authorization: Bearer …`); nil for none.
+    public var tokenFile: String?
+    /// Mutual TLS on the control API; nil serves plain HTTP.
+    public var tls: APITLSFiles?
     /// The SQLite store (connections, registries, session numbers, TLS material) and the spool live here.
     public var state: String
     public var spoolCapacityMiB: Int
     public var cameras: [CameraConfiguration]
 
-    public init(listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), state: String,
-                spoolCapacityMiB: Int = 1024, cameras: [CameraConfiguration]) {
+    public init(listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), tokenFile: String? = nil,
+                tls: APITLSFiles? = nil, state: String, spoolCapacityMiB: Int = 1024, cameras: [CameraConfiguration]) {
         self.listen = listen
+        self.tokenFile = tokenFile
+        self.tls = tls
         self.state = state
         self.spoolCapacityMiB = spoolCapacityMiB
         self.cameras = cameras
@@ -31,9 +41,11 @@ public struct ServeConfiguration: Sendable, Hashable {
             throw ConfigurationError(key: "", message: "not valid YAML: \(error)")
         }
         guard let root else { throw ConfigurationError(key: "", message: "the document is empty") }
-        let top = try ConfigurationMapping(root, path: "", known: ["listen", "state", "spoolCapacityMiB", "cameras"])
+        let top = try ConfigurationMapping(root, path: "", known: ["listen", "tokenFile", "tls", "state", "spoolCapacityMiB", "cameras"])
         listen = try top.optional("listen") { node, path throws(ConfigurationError) in try ListenAddress(node.text(path), key: path) }
             ?? ListenAddress(host: "127.0.0.1", port: 8080)
+        tokenFile = try top.optional("tokenFile") { node, path throws(ConfigurationError) in try node.nonEmptyText(path) }
+        tls = try top.optional("tls") { node, path throws(ConfigurationError) in try APITLSFiles(node, path: path) }
         state = try top.required("state") { node, path throws(ConfigurationError) in try node.nonEmptyText(path) }
         spoolCapacityMiB = try top.optional("spoolCapacityMiB") { node, path throws(ConfigurationError) in
             try node.integer(path, in: 1...1_048_576)
@@ -46,6 +58,15 @@ public struct ServeConfiguration: Sendable, Hashable {
         for (index, camera) in cameras.enumerated() where !seen.insert(camera.id).inserted {
             throw ConfigurationError(key: "cameras[\(index)].id", message: "\"\(camera.id)\" is used by an earlier camera")
         }
+    }
+
+    /// Refuses a control API that anyone on the network could drive: on a non-loopback address it needs a bearer
+    /// token or mutual TLS. Checked after command-line overrides (`--listen`, `--token-file`), not while parsing.
+    public func checkAPIAccess() throws(ConfigurationError) {
+        guard !listen.isLoopback, tokenFile == nil, tls == nil else { return }
+        throw ConfigurationError(
+            key: "listen",
+            message: "\(listen) is not a loopback address; the control API needs a bearer token (tokenFile, or --token-file) or mutual TLS (tls) there")
     }
 
     /// Reads and parses `path`.
@@ -83,10 +104,68 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
         self.init(host: host, port: port)
     }
 
-    /// Whether only this machine can reach the address.
-    public var isLoopback: Bool { host == "localhost" || host == "::1" || host.hasPrefix("127.") }
+    /// Whether only this machine can reach the address: `localhost`, an IPv4 address in 127.0.0.0/8 or `::1` (in any
+    /// spelling). Any other name could resolve to a public address, so it is not loopback.
+    public var isLoopback: Bool {
+        if host.lowercased() == "localhost" { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, host, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { bytes in bytes.dropLast().allSatisfy { $0 == 0 } && bytes.last == 1 }
+        }
+        return false
+    }
 
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// The control API's mutual TLS: its certificate chain and private key, and the CA that client certificates must
+/// chain to (PEM files). A client without such a certificate cannot complete the handshake.
+public struct APITLSFiles: Sendable, Hashable {
+    public var certificate: String
+    public var key: String
+    public var clientCA: String
+
+    public init(certificate: String, key: String, clientCA: String) {
+        self.certificate = certificate
+        self.key = key
+        self.clientCA = clientCA
+    }
+
+    init(_ node: Node, path: String) throws(ConfigurationError) {
+        let map = try ConfigurationMapping(node, path: path, known: ["certificate", "key", "clientCA"])
+        certificate = try map.required("certificate") { node, path throws(ConfigurationError) in try node.nonEmptyText(path) }
+        key = try map.required("key") { node, path throws(ConfigurationError) in try node.nonEmptyText(path) }
+        clientCA = try map.required("clientCA") { node, path throws(ConfigurationError) in try node.nonEmptyText(path) }
+    }
+}
+
+/// The control API's bearer token, as a token file holds it.
+public enum APIToken {
+    /// Shorter tokens are refused: the token is the only thing between the network and the cameras.
+    public static let minimumLength = 16
+
+    /// The token in `path` (surrounding whitespace, such as the final newline, dropped). It must be an RFC 6750
+    /// token (`A–Z a–z 0–9 - . _ ~ + /`, then `=` padding) of at least ``minimumLength`` characters; `key` names the
+    /// setting in errors. Blocking: call it off the cooperative pool.
+    public static func read(path: String, key: String) throws(ConfigurationError) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(key: key, message: "cannot read the token file \(path)")
+        }
+        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let body = token.prefix { $0 != "=" }
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/")
+        guard !body.isEmpty, body.allSatisfy(allowed.contains), token.dropFirst(body.count).allSatisfy({ $0 == "=" }) else {
+            throw ConfigurationError(
+                key: key, message: "\(path) must hold one bearer token of A–Z, a–z, 0–9, -._~+/ (e.g. from `openssl rand -hex 32`)")
+        }
+        guard token.count >= minimumLength else {
+            throw ConfigurationError(
+                key: key, message: "the token in \(path) is shorter than \(minimumLength) characters (e.g. use `openssl rand -hex 32`)")
+        }
+        return token
+    }
 }
 
 /// One camera: one Matter endpoint with its own Push AV Stream Transport cluster instance.

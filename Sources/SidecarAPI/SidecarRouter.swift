@@ -24,15 +24,19 @@ public enum SidecarRouter {
 
     /// The router for `control`. `eventKeepAlive` is how often an idle event stream sends a comment line, which is
     /// also how soon a vanished subscriber is noticed and its subscription dropped. `metrics` is what `/metrics`
-    /// renders: the registry behind the process's swift-metrics backend (an empty one when none is given).
+    /// renders: the registry behind the process's swift-metrics backend (an empty one when none is given). With a
+    /// `bearerToken`, every request must carry it (`Authorization: Bearer <token>`), `/health` and unknown paths
+    /// included; without one it answers anyone who can connect.
     public static func router(
         control: some SidecarControl, logger: Logger, eventKeepAlive: Duration = .seconds(15),
-        metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
+        metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), bearerToken: String? = nil
     ) -> Router<BasicRequestContext> {
         let endpoints = SidecarEndpoints(control: control, logger: logger, eventKeepAlive: eventKeepAlive, metrics: metrics)
         let routes = endpoints.routes
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: APIErrorMiddleware(routes: routes.map(\.signature), logger: logger))
+        // After the error middleware, which turns the refusal into the error body.
+        if let bearerToken { router.add(middleware: BearerTokenMiddleware(token: bearerToken)) }
         for route in routes {
             router.on(RouterPath(route.signature.path), method: route.signature.method, use: route.handler)
         }

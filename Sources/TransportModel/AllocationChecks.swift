@@ -58,6 +58,9 @@ struct AllocationChecks {
            !capabilities.supportedCMAFInterfaces.contains(cmaf.cmafInterface) {
             throw .im(.failure, "containerOptions.cmafContainerOptions.cmafInterface: \(cmaf.cmafInterface) is not supported")
         }
+        // The recorder writes and uploads each track under its name: a name that cannot be one path segment is
+        // refused here, with the command, rather than accepted and then never recorded.
+        _ = try options.trackNames()
         for entry in options.videoStreams ?? [] {
             if let stream = registries.videoStreams[entry.videoStreamID], !capabilities.supportedVideoCodecs.contains(stream.codec) {
                 throw .im(.failure, "videoStreams: stream \(entry.videoStreamID) uses unsupported codec \(stream.codec)")

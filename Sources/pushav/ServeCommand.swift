@@ -1,10 +1,15 @@
 import ArgumentParser
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import Ingest
+import IngestServer
 import Logging
 import Metrics
 import Prometheus
 import Recorder
+import NIOSSL
 import ServiceLifecycle
 import Sidecar
 import SidecarAPI
@@ -24,6 +29,11 @@ struct ServeCommand: AsyncParsableCommand {
 
             Configuration (YAML; unknown keys are an error):
               listen: 127.0.0.1:8080
+              tokenFile: /etc/pushav/api-token      # optional: every request needs Authorization: Bearer <token>
+              tls:                                  # optional: mutual TLS on the API
+                certificate: /etc/pushav/api.pem
+                key: /etc/pushav/api.key
+                clientCA: /etc/pushav/controller-ca.pem
               state: /var/lib/pushav
               spoolCapacityMiB: 1024
               cameras:
@@ -32,6 +42,10 @@ struct ServeCommand: AsyncParsableCommand {
                   live: true
                   videoStreamID: 1
                   audioStreamID: 2
+
+            The API listens on loopback by default. On any other address it needs a bearer token (tokenFile or \
+            --token-file) or mutual TLS (tls); without one pushav serve refuses to start. A configured token is \
+            required on every route, on loopback too.
 
             SIGINT or SIGTERM ends open recordings (with their End events), spools what was cut and exits 0. \
             The API is described at http://<listen>/openapi.json.
@@ -66,6 +80,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Listen on this host:port instead of the configuration's `listen`.")
     var listen: String?
 
+    @Option(name: .long, help: "A file holding the API's bearer token, instead of the configuration's `tokenFile`.")
+    var tokenFile: String?
+
     @Flag(name: .long, help: "Log debug detail (FFmpeg's own warnings too).")
     var verbose = false
 
@@ -75,6 +92,8 @@ struct ServeCommand: AsyncParsableCommand {
             if let demoDuration, !(demoDuration > 0 && demoDuration <= 86_400) {
                 throw ValidationError("--demo-duration: seconds, more than 0 and at most 86400")
             }
+            // The demo's API has no token or TLS: it stays on this machine.
+            guard tokenFile == nil else { throw ValidationError("--token-file goes with --config (the demo listens on loopback only)") }
         } else {
             guard config != nil else { throw ValidationError("give --config FILE, or --demo") }
             guard demoMedia == nil, demoDuration == nil, state == nil else {
@@ -90,6 +109,14 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             configuration = try ServeConfiguration.load(path: config!)
             if let listen { configuration.listen = try ListenAddress(listen, key: "--listen") }
+            if let tokenFile { configuration.tokenFile = tokenFile }
+            try configuration.checkAPIAccess()
+        } catch {
+            throw CLIError("\(error)")
+        }
+        let access: APIAccess
+        do {
+            access = try await APIAccess.load(configuration, tokenKey: tokenFile != nil ? "--token-file" : "tokenFile")
         } catch {
             throw CLIError("\(error)")
         }
@@ -101,13 +128,16 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("\(error)")
         }
-        let router = SidecarRouter.router(control: engine, logger: logger, metrics: metrics)
+        let router = SidecarRouter.router(control: engine, logger: logger, metrics: metrics, bearerToken: access.token)
+        let server: HTTPServerBuilder = if let tls = access.tls { try .tls(.http1(), tlsConfiguration: tls) } else { .http1() }
+        let scheme = access.tls == nil ? "http" : "https"
         let application = Application(
-            router: router,
+            router: router, server: server,
             configuration: .init(address: .hostname(configuration.listen.host, port: configuration.listen.port),
                                  serverName: "pushav"),
             onServerRunning: { channel in
-                FileHandle.standardError.write(Data("pushav serve: listening on \(channel.localAddress.map { "\($0)" } ?? "?")\n".utf8))
+                let address = channel.localAddress.map { "\($0)" } ?? "?"
+                FileHandle.standardError.write(Data("pushav serve: listening on \(address) (\(scheme))\n".utf8))
             },
             logger: logger)
         // Shutdown runs in reverse order: the engine first ends its recordings (End events) and finishes the event
@@ -140,6 +170,9 @@ extension ServeCommand {
         var listenAddress = ListenAddress(host: "127.0.0.1", port: 0)
         if let listen {
             do { listenAddress = try ListenAddress(listen, key: "--listen") } catch { throw CLIError("\(error)") }
+            guard listenAddress.isLoopback else {
+                throw CLIError("--listen: --demo listens on loopback only (its API has no token); \(listenAddress) is not loopback")
+            }
         }
         let options = SidecarDemo.Options(
             media: media, directory: state.map { URL(fileURLWithPath: $0) } ?? SidecarDemo.temporaryDirectory(),
@@ -168,5 +201,53 @@ enum ServeMetrics {
         factory.valueHistogramBuckets = RecordingMetrics.valueBuckets
         MetricsSystem.bootstrap(factory)
         return registry
+    }
+}
+
+/// What guards the control API: the bearer token and the mutual TLS configuration, read and checked at start so a
+/// bad file is one start-up error naming its key, not a failed handshake later.
+struct APIAccess: Sendable {
+    var token: String?
+    var tls: TLSConfiguration?
+
+    /// Reads the files `configuration` names off the cooperative pool. `tokenKey` names where the token file came
+    /// from (`tokenFile` or `--token-file`).
+    static func load(_ configuration: ServeConfiguration, tokenKey: String) async throws -> APIAccess {
+        try await BlockingIO.run {
+            APIAccess(token: try configuration.tokenFile.map { path throws(ConfigurationError) in try APIToken.read(path: path, key: tokenKey) },
+                      tls: try configuration.tls.map(tlsConfiguration))
+        }
+    }
+
+    /// TLS ≥ 1.2 that requires a client certificate chaining to `clientCA` (`pushav receive`'s server settings).
+    static func tlsConfiguration(_ files: APITLSFiles) throws(ConfigurationError) -> TLSConfiguration {
+        func pem(_ path: String, key: String) throws(ConfigurationError) -> [UInt8] {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ConfigurationError(key: key, message: "cannot read \(path)")
+            }
+            return Array(data)
+        }
+        func certificates(_ path: String, key: String) throws(ConfigurationError) -> [UInt8] {
+            let bytes = try pem(path, key: key)
+            guard let parsed = try? NIOSSLCertificate.fromPEMBytes(bytes), !parsed.isEmpty else {
+                throw ConfigurationError(key: key, message: "\(path) holds no PEM certificate")
+            }
+            return bytes
+        }
+        let material = ServerTLSMaterial(
+            certificateChain: try certificates(files.certificate, key: "tls.certificate"),
+            privateKey: try pem(files.key, key: "tls.key"),
+            clientCA: try certificates(files.clientCA, key: "tls.clientCA"))
+        guard (try? NIOSSLPrivateKey(bytes: material.privateKey, format: .pem)) != nil else {
+            throw ConfigurationError(key: "tls.key", message: "\(files.key) holds no PEM private key")
+        }
+        do {
+            let configuration = try material.makeTLSConfiguration()
+            // Building a context checks that the key belongs to the certificate.
+            _ = try NIOSSLContext(configuration: configuration)
+            return configuration
+        } catch {
+            throw ConfigurationError(key: "tls", message: "cannot serve TLS with \(files.certificate) and \(files.key): \(error)")
+        }
     }
 }

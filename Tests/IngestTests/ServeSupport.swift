@@ -3,6 +3,7 @@ import CMAF
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import Synchronization
 import Testing
 import TestSupport
@@ -12,8 +13,10 @@ struct Serve {
     let directory: URL
     let process: ChildProcess
     let api: String
-    let client = HTTPClient(eventLoopGroupProvider: .singleton)
+    let client: HTTPClient
     let log: ServeLog
+    /// Sent with every request of ``request(_:_:_:headers:)`` (the API's bearer token).
+    let authorization: String?
 
     init(directory: URL, media: String) async throws {
         try await self.init(directory: directory, source: TestPaths.media(media).path)
@@ -21,13 +24,21 @@ struct Serve {
 
     /// Starts `pushav serve` with its state in `directory/state` (kept across starts on the same directory) and one
     /// camera `cam1` reading `source`. `run` numbers the log of each start (serve-1.log, serve-2.log, …).
-    init(directory: URL, source: String, live: Bool = true, run: Int = 1) async throws {
+    ///
+    /// `listenHost` is the configuration's `listen` host and `settings` more top-level YAML lines (`tokenFile`,
+    /// `tls`); `arguments` go on the command line. The client connects to 127.0.0.1, over HTTPS when `clientTLS` is
+    /// given, sending `authorization` with every request.
+    init(directory: URL, source: String, live: Bool = true, run: Int = 1, listenHost: String = "127.0.0.1",
+         settings: String = "", arguments: [String] = [], clientTLS: TLSConfiguration? = nil,
+         authorization: String? = nil) async throws {
         self.directory = directory
+        self.authorization = authorization
         let port = try LocalPorts.freeTCPPort()
         let config = directory.appendingPathComponent("serve.yaml")
         try """
-            listen: 127.0.0.1:\(port)
+            listen: "\(listenHost.contains(":") ? "[\(listenHost)]" : listenHost):\(port)"
             state: \(directory.appendingPathComponent("state").path)
+            \(settings)
             cameras:
               - id: cam1
                 source: \(source)
@@ -35,10 +46,16 @@ struct Serve {
                 videoStreamID: 1
             """.write(to: config, atomically: true, encoding: .utf8)
         let logFile = directory.appendingPathComponent("serve-\(run).log")
-        process = try ChildProcess.start(Fixtures.pushav.path, ["serve", "--config", config.path], log: logFile,
+        process = try ChildProcess.start(Fixtures.pushav.path, ["serve", "--config", config.path] + arguments, log: logFile,
                                          environment: TestPaths.isolatedEnvironment())
         log = ServeLog(file: logFile)
-        api = "http://127.0.0.1:\(port)"
+        if let clientTLS {
+            client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: clientTLS))
+            api = "https://127.0.0.1:\(port)"
+        } else {
+            client = HTTPClient(eventLoopGroupProvider: .singleton)
+            api = "http://127.0.0.1:\(port)"
+        }
         let process = self.process
         try await Fixtures.waitUntil("pushav serve listening", timeout: .seconds(30)) {
             guard process.isRunning else { throw TestFailure("pushav serve exited: \(process.output)") }
@@ -54,6 +71,7 @@ struct Serve {
             request.body = .bytes(ByteBuffer(string: body))
             request.headers.add(name: "Content-Type", value: "application/json")
         }
+        if let authorization { request.headers.add(name: "Authorization", value: authorization) }
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let response = try await client.execute(request, timeout: .seconds(10))
         let bytes = try await response.body.collect(upTo: 1 << 20)
@@ -119,7 +137,7 @@ struct Serve {
 
     /// Subscribes to the camera's events (returns once the server confirmed the subscription).
     func subscribe() async throws -> EventFeed {
-        try await EventFeed.start(client: client, url: api + "/v1/cameras/cam1/events")
+        try await EventFeed.start(client: client, url: api + "/v1/cameras/cam1/events", authorization: authorization)
     }
 
     /// Sends `signal` and waits for the exit (SIGKILL: killed at once).
@@ -197,9 +215,10 @@ final class EventFeed: Sendable {
     private let state = Mutex<(events: [Event], subscribed: Bool, closed: String?)>(([], false, nil))
     private let reader = Mutex<Task<Void, Never>?>(nil)
 
-    static func start(client: HTTPClient, url: String) async throws -> EventFeed {
+    static func start(client: HTTPClient, url: String, authorization: String? = nil) async throws -> EventFeed {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "text/event-stream")
+        if let authorization { request.headers.add(name: "Authorization", value: authorization) }
         let response = try await client.execute(request, timeout: .minutes(5))
         try #require(response.status == .ok)
         let feed = EventFeed()

@@ -13,13 +13,14 @@ import TransportModel
 /// Runs `body` against the API over a fresh ``TestSidecar``, through Hummingbird's in-process router test client.
 func withAPI(
     _ setup: TestingSetup = .router, logs: LogRecorder? = nil, eventKeepAlive: Duration = .seconds(15),
-    metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+    metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), bearerToken: String? = nil,
     _ body: @Sendable (TestSidecar, any TestClientProtocol) async throws -> Void
 ) async throws {
     let sidecar = try TestSidecar()
     let logger = logs.map { recorder in Logger(label: "sidecar-api-test") { _ in recorder } }
         ?? Logger(label: "sidecar-api-test", factory: { _ in SwiftLogNoOpLogHandler() })
-    let router = SidecarRouter.router(control: sidecar, logger: logger, eventKeepAlive: eventKeepAlive, metrics: metrics)
+    let router = SidecarRouter.router(control: sidecar, logger: logger, eventKeepAlive: eventKeepAlive, metrics: metrics,
+                                      bearerToken: bearerToken)
     let app = Application(
         router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
     try await app.test(setup) { client in try await body(sidecar, client) }

@@ -49,4 +49,22 @@ import Testing
             #expect(Data(buffer: response.body) == (try SidecarAPI.openAPIDocument))
         }
     }
+
+    /// The bearer token is declared, and every operation documents the 401 it answers without it.
+    @Test func everyOperationDocumentsTheTokenRefusal() throws {
+        let document = try document()
+        let schemes = try #require((document["components"] as? [String: Any])?["securitySchemes"] as? [String: [String: Any]])
+        #expect(schemes["bearerToken"]?["scheme"] as? String == "bearer")
+        #expect(schemes["mutualTLS"]?["type"] as? String == "mutualTLS")
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        var operations = 0
+        for (path, item) in paths {
+            for (method, operation) in item where method != "parameters" {
+                let responses = (operation as? [String: Any])?["responses"] as? [String: Any]
+                #expect(responses?["401"] != nil, "\(method) \(path) does not document 401")
+                operations += 1
+            }
+        }
+        #expect(operations == 22)
+    }
 }

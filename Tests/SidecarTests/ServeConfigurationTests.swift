@@ -35,7 +35,7 @@ struct ServeConfigurationTests {
 
     /// (YAML, the error's full text)
     static let refused: [(String, String)] = [
-        ("state: s\ncameras: [{id: a, source: f}]\nlisten_port: 80", "listen_port: unknown key (known here: cameras, listen, spoolCapacityMiB, state)"),
+        ("state: s\ncameras: [{id: a, source: f}]\nlisten_port: 80", "listen_port: unknown key (known here: cameras, listen, spoolCapacityMiB, state, tls, tokenFile)"),
         ("cameras: [{id: a, source: f}]", "state: required"),
         ("state: s", "cameras: required"),
         ("state: s\ncameras: []", "cameras: at least one camera is needed"),
@@ -55,9 +55,14 @@ struct ServeConfigurationTests {
         ("state: s\ncameras: [{id: a, source: f, zones: [{id: 1, polygon: [[0,0],[1,0],[1,1]], sensitivity: 12}]}]", "cameras[0].zones[0].sensitivity: must be 1…10, got 12"),
         ("state: s\ncameras: [{id: a, source: f, zones: [{id: 1, polygon: [[0,0],[1,0],[1,1]]}, {id: 1, polygon: [[0,0],[1,0],[1,1]]}]}]", "cameras[0].zones[1].id: zone 1 is listed twice"),
         ("state: [s]\ncameras: [{id: a, source: f}]", "state: expected a string"),
-        ("- just\n- a list", "expected a mapping of cameras, listen, spoolCapacityMiB, state"),
+        ("- just\n- a list", "expected a mapping of cameras, listen, spoolCapacityMiB, state, tls, tokenFile"),
         ("state: s\ncameras: {id: a}", "cameras: expected a list, got a mapping"),
         ("state: 's\ncameras: [", "not valid YAML"),
+        ("state: s\ntokenFile: [t]\ncameras: [{id: a, source: f}]", "tokenFile: expected a string"),
+        ("state: s\ntls: {certificate: c.pem, key: k.pem}\ncameras: [{id: a, source: f}]", "tls.clientCA: required"),
+        ("state: s\ntls: {certificate: c.pem, key: k.pem, clientCA: ca.pem, ca: x}\ncameras: [{id: a, source: f}]",
+         "tls.ca: unknown key (known here: certificate, clientCA, key)"),
+        ("state: s\ntls: c.pem\ncameras: [{id: a, source: f}]", "tls: expected a mapping of certificate, clientCA, key"),
     ]
 
     @Test(arguments: refused.map { $0.0 })
@@ -67,6 +72,51 @@ struct ServeConfigurationTests {
             try ServeConfiguration(yaml: yaml)
         } throws: { error in
             "\(error)".hasPrefix(expected)
+        }
+    }
+
+    @Test func tokenFileAndTLSParse() throws {
+        let configuration = try ServeConfiguration(yaml: """
+            listen: 0.0.0.0:8443
+            tokenFile: /etc/pushav/api-token
+            tls: {certificate: /etc/pushav/api.pem, key: /etc/pushav/api.key, clientCA: /etc/pushav/ca.pem}
+            state: s
+            cameras: [{id: a, source: f}]
+            """)
+        #expect(configuration.tokenFile == "/etc/pushav/api-token")
+        #expect(configuration.tls == APITLSFiles(certificate: "/etc/pushav/api.pem", key: "/etc/pushav/api.key",
+                                                 clientCA: "/etc/pushav/ca.pem"))
+        #expect(throws: Never.self) { try configuration.checkAPIAccess() }
+    }
+
+    /// (host, loopback): only what cannot leave the machine counts; a name other than localhost might resolve anywhere.
+    @Test(arguments: [
+        ("127.0.0.1", true), ("127.8.9.10", true), ("localhost", true), ("LOCALHOST", true), ("::1", true),
+        ("0:0:0:0:0:0:0:1", true), ("0.0.0.0", false), ("::", false), ("192.168.1.10", false), ("::ffff:127.0.0.1", false),
+        ("127.example.com", false), ("128.0.0.1", false), ("example.com", false), ("fe80::1", false),
+    ])
+    func loopbackAddresses(host: String, loopback: Bool) {
+        #expect(ListenAddress(host: host, port: 8080).isLoopback == loopback)
+    }
+
+    /// A non-loopback address needs a token or mutual TLS; loopback needs neither.
+    @Test(arguments: [
+        ("127.0.0.1:8080", false, false, true), ("[::1]:8080", false, false, true), ("0.0.0.0:8080", false, false, false),
+        ("0.0.0.0:8080", true, false, true), ("0.0.0.0:8080", false, true, true), ("192.0.2.7:8080", true, true, true),
+    ])
+    func accessNeededOffLoopback(listen: String, token: Bool, tls: Bool, accepted: Bool) throws {
+        var yaml = "listen: \"\(listen)\"\nstate: s\ncameras: [{id: a, source: f}]\n"
+        if token { yaml += "tokenFile: t\n" }
+        if tls { yaml += "tls: {certificate: c, key: k, clientCA: ca}\n" }
+        let configuration = try ServeConfiguration(yaml: yaml)
+        if accepted {
+            #expect(throws: Never.self) { try configuration.checkAPIAccess() }
+        } else {
+            #expect {
+                try configuration.checkAPIAccess()
+            } throws: { error in
+                "\(error)" == "listen: \(listen) is not a loopback address; the control API needs a bearer token (tokenFile, or --token-file) or mutual TLS (tls) there"
+            }
         }
     }
 }

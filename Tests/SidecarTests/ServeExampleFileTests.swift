@@ -25,4 +25,19 @@ import TestSupport
         let garden = configuration.cameras[1]
         #expect(garden.id == "garden" && garden.audioStreamID == nil && garden.zones.isEmpty && garden.keyFrameInterval == 2000)
     }
+
+    /// The commented-out access settings are valid as written: uncommented, they parse to what the comments say.
+    @Test func theCommentedAccessSettingsParse() async throws {
+        let path = TestPaths.packageRoot.appendingPathComponent("serve.example.yaml").path
+        let text = try await BlockingWork.run { try String(contentsOfFile: path, encoding: .utf8) }
+        let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.hasPrefix("# tokenFile:") || line.hasPrefix("# tls:") || line.hasPrefix("#   ") ? line.dropFirst(2) : line
+        }.joined(separator: "\n")
+        var configuration = try ServeConfiguration(yaml: uncommented)
+        #expect(configuration.tokenFile == "/etc/pushav/api-token")
+        #expect(configuration.tls == APITLSFiles(certificate: "/etc/pushav/api.pem", key: "/etc/pushav/api.key",
+                                                 clientCA: "/etc/pushav/controller-ca.pem"))
+        configuration.listen = ListenAddress(host: "0.0.0.0", port: 8080)
+        #expect(throws: Never.self) { try configuration.checkAPIAccess() }
+    }
 }

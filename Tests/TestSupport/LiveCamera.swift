@@ -202,12 +202,14 @@ public final class ChildProcess: @unchecked Sendable {  // Process is thread-saf
         self.log = log
     }
 
-    /// `environment` nil inherits the test process's.
+    /// `environment` nil inherits the test process's; `currentDirectory` nil runs it in the test process's (a tool
+    /// that leaves caches in its working folder gets a scratch folder instead).
     public static func start(_ executable: String, _ arguments: [String], log: URL,
-                             environment: [String: String]? = nil) throws -> ChildProcess {
+                             environment: [String: String]? = nil, currentDirectory: URL? = nil) throws -> ChildProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         if let environment { process.environment = environment }
         FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)

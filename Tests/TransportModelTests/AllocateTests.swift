@@ -205,6 +205,15 @@ let allocationCases: [AllocationCase] = [
           change: { $0.containerOptions.cmafContainerOptions?.metadataEnabled = true }),
     .init(step: "TrackName of 17 bytes → CONSTRAINT_ERROR", change: { $0.containerOptions.cmafContainerOptions?.trackName = String(repeating: "t", count: 17) },
           expected: .constraintError, field: "trackName"),
+    .init(step: "VideoStreamName \"../x\" (the track's folder, not one path segment) → CONSTRAINT_ERROR",
+          change: { $0.videoStreamID = nil; $0.audioStreamID = nil
+                    $0.videoStreams = [VideoStreamStruct(videoStreamName: "../x", videoStreamID: videoStreamID)] },
+          expected: .constraintError, field: "videoStreamName"),
+    .init(step: "AudioStreamName \"..\" → CONSTRAINT_ERROR",
+          change: { $0.videoStreamID = nil; $0.audioStreamID = nil
+                    $0.videoStreams = [VideoStreamStruct(videoStreamName: "front", videoStreamID: videoStreamID)]
+                    $0.audioStreams = [AudioStreamStruct(audioStreamName: "..", audioStreamID: audioStreamID)] },
+          expected: .constraintError, field: "audioStreamName"),
     .init(step: "Interface2HLS (not implemented by the uploader) → FAILURE",
           change: { $0.containerOptions.cmafContainerOptions?.cmafInterface = .interface2HLS },
           expected: .failure, field: "cmafInterface"),
