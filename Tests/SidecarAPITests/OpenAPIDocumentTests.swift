@@ -65,6 +65,6 @@ import Testing
                 operations += 1
             }
         }
-        #expect(operations == 22)
+        #expect(operations == 31)
     }
 }
