@@ -160,7 +160,8 @@ let package = Package(
         .testTarget(
             name: "SidecarTests",
             dependencies: [
-                "Sidecar", "Motion", "TransportModel", "TestSupport",
+                "Sidecar", "Motion", "TransportModel", "Ingest", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

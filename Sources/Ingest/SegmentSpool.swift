@@ -127,6 +127,14 @@ public final class SegmentSpool: Sendable {
         }
     }
 
+    /// Undelivered objects per connection, for every connection that has any.
+    public func pendingObjects() throws -> [String: Int] {
+        try database.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT connection, count(*) AS n FROM object WHERE delivered = 0 GROUP BY connection")
+            return Dictionary(uniqueKeysWithValues: rows.map { ($0["connection"] as String, $0["n"] as Int) })
+        }
+    }
+
     /// Tracks with anything spooled for `connection` (replayed at start-up).
     public func tracks(connection: String) throws -> [String] {
         try database.read { db in
@@ -395,6 +403,10 @@ extension SegmentSpool {
 
     public func tracks(connection: String) async throws -> [String] {
         try await BlockingIO.run { try self.tracks(connection: connection) }
+    }
+
+    public func pendingObjects() async throws -> [String: Int] {
+        try await BlockingIO.run { try self.pendingObjects() }
     }
 
     public func isBusy(connection: String) async throws -> Bool {

@@ -1,6 +1,7 @@
 import Foundation
 import Ingest
 import Logging
+import Metrics
 import Recorder
 import ServiceLifecycle
 import Synchronization
@@ -17,6 +18,9 @@ public final class SidecarEngine: SidecarControl, Service {
     public let spool: SegmentSpool
     /// Root certificates and client identities provisioned through the TLS commands (private keys stay here).
     let credentials: TLSCredentialStore
+    /// Undelivered objects in the spool, by spool connection name, of connections that no longer exist (found at
+    /// start): they have no URL or certificates left to go to, so they stay in the spool and are reported.
+    public let unreachableSpool: [String: Int]
     private let cameras: [Camera]
     private let uploadPolicy: UploadPolicy
     let logger: Logger
@@ -83,6 +87,7 @@ public final class SidecarEngine: SidecarControl, Service {
                                   attributes: attributes, attributesFile: attributesFile))
         }
         self.cameras = cameras
+        unreachableSpool = await Self.unreachableSpool(spool: spool, cameras: cameras, logger: logger)
         for camera in cameras {
             let id = camera.configuration.id
             await camera.server.setUploadsPendingQuery { [weak self] connection in
@@ -90,6 +95,32 @@ public final class SidecarEngine: SidecarControl, Service {
                 return await upload.uploader.isBusy()
             }
         }
+    }
+
+    /// A connection deallocated (or whose camera left the configuration) while its objects waited in the spool, and the
+    /// process stopped before they were delivered: nothing can upload them now. Never silent: an error per connection
+    /// at start, `pushav_spool_unreachable_objects{connection}`, and ``unreachableSpool``.
+    private static func unreachableSpool(spool: SegmentSpool, cameras: [Camera], logger: Logger) async -> [String: Int] {
+        var known = Set<String>()
+        for camera in cameras {
+            for connection in await camera.server.allConnections() {
+                known.insert(spoolKey(camera: camera.configuration.id, connection: connection.connectionID))
+            }
+        }
+        let pending: [String: Int]
+        do {
+            pending = try await spool.pendingObjects()
+        } catch {
+            logger.error("cannot read the spool's pending objects", metadata: ["error": "\(error)"])
+            return [:]
+        }
+        let unreachable = pending.filter { !known.contains($0.key) }
+        for (connection, objects) in unreachable.sorted(by: { $0.key < $1.key }) {
+            logger.error("spooled objects of a connection that no longer exists cannot be uploaded; they stay in the spool",
+                         metadata: ["connection": "\(connection)", "objects": "\(objects)", "spool": "\(spool.directory.path)"])
+            Gauge(label: "pushav_spool_unreachable_objects", dimensions: [("connection", connection)]).record(objects)
+        }
+        return unreachable
     }
 
     /// What this recorder implements (H.264 and HEVC packaged without transcoding, AAC and Opus audio).
