@@ -16,7 +16,7 @@ extension ServeEndToEndTests {
         do {
             try await serve.waitUntilStreaming()
             let pki = ingest.pki.directory
-            let caDER = try await Self.shell("openssl x509 -in '\(pki.path)/ca.pem' -outform DER | base64 -w0")
+            let caDER = try await Shell.run("openssl x509 -in '\(pki.path)/ca.pem' -outform DER | base64 -w0")
             let caid = try #require(try await serve.json(.POST, "/v1/tls/commands/provisionRootCertificate",
                                                          JSON.text(["certificate": caDER]))["caid"] as? Int)
 
@@ -32,7 +32,7 @@ extension ServeEndToEndTests {
             let work = ingest.directory.appendingPathComponent("csr")
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
             try csr.write(to: work.appendingPathComponent("camera.csr.der"))
-            let publicKeyPEM = try await Self.shell("""
+            let publicKeyPEM = try await Shell.run("""
                 cd '\(work.path)'
                 openssl req -inform DER -in camera.csr.der -verify -noout 2>/dev/null
                 printf 'extendedKeyUsage=clientAuth\\n' > client.ext
@@ -77,24 +77,5 @@ extension ServeEndToEndTests {
                 : [0x31, tag, UInt8(value.count & 0xFF), UInt8(value.count >> 8)] + value
         }
         return [0x15] + field(1, csr) + field(2, nonce) + [0x18]
-    }
-
-    /// Runs `script` with /bin/sh off the cooperative pool; its stdout, or a thrown failure with everything it printed.
-    static func shell(_ script: String) async throws -> String {
-        try await BlockingWork.run {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "set -e\n" + script]
-            let out = Pipe(), err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            try process.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            let errors = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let text = String(decoding: data, as: UTF8.self)
-            guard process.terminationStatus == 0 else { throw TestFailure("\(script)\n→ \(text)\(String(decoding: errors, as: UTF8.self))") }
-            return text
-        }
     }
 }

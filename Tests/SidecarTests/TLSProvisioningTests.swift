@@ -55,21 +55,7 @@ import TransportModel
         /// Runs a shell script in the scratch folder; throws with its output when it fails.
         @discardableResult
         func openssl(_ script: String) async throws -> String {
-            let directory = self.directory
-            let (status, output) = try await BlockingWork.run { () -> (Int32, String) in
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/bin/sh")
-                process.arguments = ["-c", "set -e; cd '\(directory.path)'\n" + script]
-                let pipe = Pipe()
-                process.standardOutput = pipe
-                process.standardError = pipe
-                try process.run()
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-            }
-            guard status == 0 else { throw ScriptFailed(description: "\(script)\n→ \(output)") }
-            return output
+            try await Shell.run(script, in: directory)
         }
 
         /// Signs `csr` (DER) with the test CA as a TLS client certificate; returns the certificate, DER.
@@ -84,8 +70,6 @@ import TransportModel
             return try Data(contentsOf: file("\(name).der"))
         }
     }
-
-    struct ScriptFailed: Error, CustomStringConvertible { var description: String }
 
     @Test func csrIsP256SignedWithECDSASHA256AndTheNonceSignatureVerifies() async throws {
         let setup = try await Setup()
