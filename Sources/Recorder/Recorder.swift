@@ -90,6 +90,9 @@ public struct RecordingOptions: Sendable {
     /// is then seen up to one keyframe interval late, so clips begin up to that much later (their pre-roll still
     /// reaches back to the keyframe before).
     public var analyseKeyframesOnly = false
+    /// Analyse motion on this stream instead of the recorded one (a camera's low-resolution substream): the recorded
+    /// stream is then only copied, never decoded. Ignored when no connection needs motion.
+    public var analysisSource: AnalysisSource? = nil
     /// Upper bound of the pre-roll buffer's memory. Packets an open clip still needed that it pushes out are logged
     /// and counted in the report (`preRollBuffer.droppedPackets`).
     public var preRollByteLimit = 48 << 20

@@ -38,7 +38,23 @@ struct RecordingPipeline {
             "motion analysis": "\(needsMotion)",
         ])
 
-        var analysis = try needsMotion ? MotionAnalysis(input: input, options: options) : nil
+        var analysis = try needsMotion ? MotionAnalysis(video: videoStream, options: options) : nil
+        // Set when this recording ends (not by a stop request: the reader must not fail before the main stream ends).
+        let analysisInterrupt = InterruptFlag()
+        // With an analysis source the main stream is never decoded: motion comes from the other stream's pictures.
+        let analysisReader = try analysis.flatMap { a in
+            try options.analysisSource.map {
+                try AnalysisStreamReader(source: $0, width: a.width, height: a.height,
+                                         keyframesOnly: options.analyseKeyframesOnly, paceRealTime: options.paceRealTime,
+                                         interrupt: analysisInterrupt, logger: logger)
+            }
+        }
+        defer { analysisReader?.stop() }
+        let sampler = try analysis.flatMap { a in
+            analysisReader == nil
+                ? try LumaSampler(input: input, width: a.width, height: a.height, keyframesOnly: options.analyseKeyframesOnly)
+                : nil
+        }
         var maxPreRoll = options.policies.map(\.maxPreRoll).max() ?? .zero
         // At least MaxPreRollLen plus two keyframe intervals; the interval is learnt from the stream.
         var keyframeInterval = MediaTime.seconds(2)
@@ -57,6 +73,7 @@ struct RecordingPipeline {
         var videoEnd = MediaTime.zero  // end of the latest-presented video frame
         var lastFrameTime: MediaTime?
         let frameDuration = MediaTime(seconds: 1 / max(videoStream.frameRate ?? 30, 1))
+        var analysisLag = MediaTime.zero  // how late the analysis stream's pictures were applied, at most
 
         func trim() {
             let pushedOut = buffer.trim(newest: newest, keepFrom: runners.compactMap(\.oldestNeeded).min())
@@ -81,7 +98,7 @@ struct RecordingPipeline {
 
         /// Decodes for analysis the raw packets whose conditioned packets are all in the buffer.
         func analyseBuffered() throws {
-            guard lookahead.isEmpty, let sampler = analysis?.sampler else { return }
+            guard lookahead.isEmpty, let sampler else { return }
             let ready = undecoded
             undecoded.removeAll()
             for raw in ready { try sampler.decode(raw, analysed) }
@@ -115,10 +132,12 @@ struct RecordingPipeline {
                 lastKeyframe = t
             }
             try buffer.append(packet, kind: .video, pts: t, dts: dts, isRandomAccess: randomAccess)
-            // Without analysis the timeline advances with the packets themselves (monotonic presentation time).
-            if !needsMotion, lastFrameTime == nil || t > lastFrameTime! {
+            // Without analysis of this stream the timeline advances with the packets themselves (monotonic
+            // presentation time); an analysis stream's pictures up to t then decide motion at t.
+            if sampler == nil, lastFrameTime == nil || t > lastFrameTime! {
                 lastFrameTime = t
                 for r in runners { try r.frame(at: t, isKeyframe: randomAccess, buffer: buffer) }
+                try analyseOtherStream(upTo: t)
             }
             for r in runners { try r.pump(buffer: buffer, analysisTime: lastFrameTime, inputEnded: false) }
         }
@@ -130,14 +149,11 @@ struct RecordingPipeline {
             for r in runners { try r.pump(buffer: buffer, analysisTime: lastFrameTime, inputEnded: false) }
         }
 
-        func analysed(_ picture: DecodedPicture) throws {
-            guard var a = analysis else { return }
-            options.metrics?.framesDecoded.increment()
-            let t = picture.time
-            if let last = lastFrameTime, t <= last { return }
-            lastFrameTime = t
+        /// Runs the detector on the picture at `t` (if it wants one then) and counts what it did.
+        func detect(at t: MediaTime, isKeyframe: Bool, luma: () throws -> LumaImage) throws -> MotionSample? {
+            guard var a = analysis else { return nil }
             let began = ContinuousClock.now
-            let sample = try a.analyse(picture, origin: origin ?? t)
+            let sample = try a.analyse(at: t, isKeyframe: isKeyframe, luma: luma)
             analysis = a
             if let metrics = options.metrics, sample != nil {
                 metrics.framesAnalysed.increment()
@@ -149,16 +165,52 @@ struct RecordingPipeline {
                     if sample.anywhere != nil { $0.noteMotion(at: Date()) }
                 }
             }
+            return sample
+        }
+
+        /// Starts the clips of the motion-triggered connections that `sample` activates, at media time `t`.
+        func trigger(_ r: ClipRunner, by sample: MotionSample, at t: MediaTime) throws {
+            guard r.policy.trigger == .motion else { return }
+            if r.policy.motionFilter.matches(sample) {
+                try r.motion(at: t, buffer: buffer)
+            } else if r.policy.motionFilter.ignoresByZone(sample) {
+                options.metrics?.ignored(.zone)
+            }
+        }
+
+        /// A picture of the main stream, decoded for analysis.
+        func analysed(_ picture: DecodedPicture) throws {
+            guard analysis != nil else { return }
+            options.metrics?.framesDecoded.increment()
+            let t = picture.time
+            if let last = lastFrameTime, t <= last { return }
+            lastFrameTime = t
+            let sample = try detect(at: t, isKeyframe: picture.isKeyframe, luma: picture.luma)
             for r in runners {
                 try r.frame(at: t, isKeyframe: picture.isKeyframe, buffer: buffer)
-                if let sample, r.policy.trigger == .motion {
-                    if r.policy.motionFilter.matches(sample) {
-                        try r.motion(at: t, buffer: buffer)
-                    } else if r.policy.motionFilter.ignoresByZone(sample) {
-                        options.metrics?.ignored(.zone)
-                    }
-                }
+                if let sample { try trigger(r, by: sample, at: t) }
                 try r.pump(buffer: buffer, analysisTime: t, inputEnded: false)
+            }
+        }
+
+        /// The analysis stream's pictures up to main-stream time `t` (see ``AnalysisStreamReader`` for how the two
+        /// line up). Motion they show starts clips at `t`: the main frame being decided, which already is in the buffer.
+        func analyseOtherStream(upTo t: MediaTime) throws {
+            guard let reader = analysisReader, let origin else { return }
+            let (pictures, outcome) = reader.take(upTo: t - origin, wait: reader.source.synchronous)
+            for picture in pictures {
+                options.metrics?.framesDecoded.increment()
+                let at = origin + picture.offset
+                analysisLag = max(analysisLag, t - at)
+                guard let sample = try detect(at: at, isKeyframe: picture.isKeyframe, luma: { picture.luma }) else { continue }
+                for r in runners { try trigger(r, by: sample, at: t) }
+            }
+            switch outcome {
+            case .running: break
+            case .failed(let error): throw MediaError("analysis source \(reader.source.url) failed: \(error)")
+            case .ended where !AnalysisSource.isLocalFile(reader.source.url):
+                throw MediaError("analysis source \(reader.source.url) ended while the main stream goes on")
+            case .ended: break  // a file: the rest of the main stream has no motion to see
             }
         }
 
@@ -206,18 +258,9 @@ struct RecordingPipeline {
         }
 
         // Real-time pacing (a file standing in for a camera): video packet times against the wall clock.
-        var pace: (media: Double, wall: ContinuousClock.Instant)?
+        var pacer = RealTimePacer()
         func paceVideo(_ time: MediaTime) throws {
-            let now = ContinuousClock.now
-            guard let start = pace, time.seconds >= start.media, time.seconds - start.media < 3600 else {
-                pace = (time.seconds, now)  // the first packet, or a jump: start again from here
-                return
-            }
-            let due = start.wall + .seconds(time.seconds - start.media)
-            if due - now > .seconds(5) {  // a gap in the timestamps: do not stall a camera for it
-                pace = (time.seconds, now)
-                return
-            }
+            guard let due = pacer.due(time) else { return }
             while ContinuousClock.now < due, !stop.isRequested {
                 Thread.sleep(forTimeInterval: min(0.02, max(0, (due - ContinuousClock.now) / .seconds(1))))
                 try applyControl()
@@ -260,7 +303,7 @@ struct RecordingPipeline {
             // Buffer first, analyse second: a decision at frame t must find t's own packet in the buffer
             // (a clip or a continuous session that begins on a keyframe starts at that keyframe).
             try video.push(p, emit: decideVideo)
-            if analysis != nil {
+            if sampler != nil {
                 // Keyframe-only analysis never sends the other packets to the decoder (it would parse and drop them).
                 if !options.analyseKeyframesOnly || p.isKeyframe {
                     undecoded.append(p)  // already our own reference: the demuxer reuses only `packet`
@@ -323,7 +366,7 @@ struct RecordingPipeline {
             if let output = audioTimestamps.flush() { try audioPacket(output) }
             try flushVideo()
             try analyseBuffered()
-            if let sampler = analysis?.sampler { try sampler.decode(nil, analysed) }
+            if let sampler { try sampler.decode(nil, analysed) }
             try video.drain(emit: decideVideo)
             try flushVideo()
             try audio?.drain(emit: appendAudio)
@@ -356,6 +399,11 @@ struct RecordingPipeline {
         }
         report.sessions.sort { ($0.start, $0.session) < ($1.start, $1.session) }
         report.motion = analysis?.intervals(origin: zero) ?? []
+        if let analysisReader {
+            let counts = analysisReader.counts
+            report.analysisSource = .init(url: analysisReader.source.url, pictures: counts.decoded,
+                                          droppedPictures: counts.dropped, largestLag: analysisLag.seconds)
+        }
         report.input.damage = .init(video: videoTimestamps, audio: audioTimestamps,
                                         conditionerDrops: (video.droppedPackets, audio?.droppedPackets ?? 0))
         let damage = report.input.damage
@@ -424,16 +472,19 @@ struct KeyframeGaps {
     }
 }
 
-/// Decoding to luma planes, the motion detector, and the detected intervals the report lists.
+/// The motion detector and the detected intervals the report lists.
 struct MotionAnalysis {
-    let sampler: LumaSampler
     private var detector: MotionDetector
     private let reportSensitivity: Int
     private var intervals: [(start: MediaTime, end: MediaTime)] = []
     private var lastMotion: MediaTime?
+    /// The luma plane analysed (pictures are scaled to exactly this).
+    let width: Int
+    let height: Int
 
-    init(input: MediaInput, options: RecordingOptions) throws {
-        guard let v = input.video, let w = v.width, let h = v.height else { throw MediaError("no video size") }
+    /// Analysis of `video` (zones are in its pixel coordinates), whichever stream the pictures come from.
+    init(video: StreamDescription, options: RecordingOptions) throws {
+        guard let w = video.width, let h = video.height else { throw MediaError("no video size") }
         // The analysis plane keeps at least 8 pixels a side; a picture narrower than that (a damaged header) has
         // nothing to analyse, and the detector and the sampler would disagree on the plane's size.
         guard w >= 8, h >= 8 else { throw MediaError("video picture \(w)x\(h) is too small to analyse for motion") }
@@ -444,31 +495,30 @@ struct MotionAnalysis {
         config.analysisHeight = size.height
         config.analysisInterval = options.analysisInterval
         detector = MotionDetector(configuration: config)
-        sampler = try LumaSampler(input: input, width: size.width, height: size.height,
-                                  keyframesOnly: options.analyseKeyframesOnly)
+        (width, height) = (size.width, size.height)
         reportSensitivity = options.reportSensitivity
     }
 
-    /// Analyses the picture if the detector wants it (its analysis rate) and returns what moved, or nil.
-    mutating func analyse(_ picture: DecodedPicture, origin: MediaTime) throws -> MotionSample? {
-        let seconds = picture.time.seconds
+    /// Analyses the picture at `time` if the detector wants it (its analysis rate) and returns what moved, or nil.
+    mutating func analyse(at time: MediaTime, isKeyframe: Bool, luma: () throws -> LumaImage) throws -> MotionSample? {
+        let seconds = time.seconds
         guard detector.wantsFrame(at: seconds) else { return nil }
-        let image = try picture.luma()
+        let image = try luma()
         guard let result = detector.analyse(LumaPlane(width: image.width, height: image.height, pixels: image.pixels),
-                                            at: seconds, isKeyframe: picture.isKeyframe)
+                                            at: seconds, isKeyframe: isKeyframe)
         else { return nil }
         if result.anywhere.moved(atSensitivity: reportSensitivity) {
             // One interval while motion keeps being seen; a gap of more than a second starts a new one.
-            if let last = lastMotion, picture.time - last <= .seconds(1), !intervals.isEmpty {
-                intervals[intervals.count - 1].end = picture.time
+            if let last = lastMotion, time - last <= .seconds(1), !intervals.isEmpty {
+                intervals[intervals.count - 1].end = time
             } else {
-                intervals.append((picture.time, picture.time))
+                intervals.append((time, time))
             }
-            lastMotion = picture.time
+            lastMotion = time
         }
         var zones: [UInt16: Int] = [:]
         for (id, motion) in result.zones { if let s = motion.lowestSensitivity { zones[UInt16(id)] = s } }
-        return MotionSample(time: picture.time, anywhere: result.anywhere.lowestSensitivity,
+        return MotionSample(time: time, anywhere: result.anywhere.lowestSensitivity,
                             outsideZones: result.outsideZones.lowestSensitivity, zones: zones)
     }
 

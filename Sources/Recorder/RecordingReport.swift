@@ -18,11 +18,23 @@ public struct RecordingReport: Codable, Sendable {
     /// Keyframe intervals after the first that were longer than the shortest MaxPreRollLen (clips then get a longer
     /// pre-roll; the first interval is the stream's own and a MaxPreRollLen below it is refused).
     public var longKeyframeIntervals = LongKeyframeIntervals()
+    /// The stream motion was analysed on, when it was not the recorded one.
+    public var analysisSource: AnalysisSourceUse?
     /// Set when the input failed part-way; everything listed was finished before the fault and is valid.
     public var error: String?
     /// Set when the recording was stopped on request (``RecordingStop``: Ctrl-C, SIGTERM): where on the input
     /// timeline it stopped. Clips still open then end there with `endReason` `interrupted`.
     public var stoppedAt: Double?
+
+    public struct AnalysisSourceUse: Codable, Sendable {
+        public var url: String
+        /// Pictures decoded from it (each a candidate for analysis at the detector's rate).
+        public var pictures: Int
+        /// Pictures dropped at the reader's queue bound because the recording did not take them (a stalled main stream).
+        public var droppedPictures: Int
+        /// Seconds between a picture's time and the main-stream frame it was applied at, at most.
+        public var largestLag: Double
+    }
 
     public struct MotionInterval: Codable, Sendable, Equatable {
         public var start: Double

@@ -197,7 +197,7 @@ public final class CameraRecorder: Sendable {
     /// Records until ``requestStop()``: opens the source, records, and on a loss or the end of a looped file opens it
     /// again. Each pass starts a fresh recording with every attached connection.
     public func run() async {
-        let isFile = !configuration.source.contains("://") || configuration.source.hasPrefix("file:")
+        let isFile = AnalysisSource.isLocalFile(configuration.source)
         var backoff = Duration.seconds(1)
         while !stop.isRequested && !Task.isCancelled {
             let control = RecordingControl()
@@ -216,6 +216,10 @@ public final class CameraRecorder: Sendable {
             options.zones = configuration.zones
             options.writeClips = false
             options.analyseKeyframesOnly = configuration.analysis == .keyframes
+            // Never synchronous: a camera's recording does not wait for its substream (its pictures apply as they come).
+            options.analysisSource = configuration.analysisSource.map { url in
+                AnalysisSource(url: url, inputOptions: url.hasPrefix("rtsp") ? ["timeout": "5000000"] : [:], synchronous: false)
+            }
             options.metrics = metrics
             // A camera that stops sending must not hang the read: RTSP's socket timeout, in microseconds.
             if configuration.source.hasPrefix("rtsp") { options.inputOptions["timeout"] = "5000000" }

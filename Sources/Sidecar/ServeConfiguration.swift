@@ -186,6 +186,9 @@ public struct CameraConfiguration: Sendable, Hashable {
     public var keyFrameInterval: Int
     /// Which pictures motion analysis decodes.
     public var analysis: MotionAnalysisMode
+    /// A low-resolution stream of the same camera (its substream) that motion is analysed on instead of `source`,
+    /// which is then only copied: the decode analysis needs costs a fraction of the main stream's.
+    public var analysisSource: String?
 
     /// `cameras[].analysis`.
     public enum MotionAnalysisMode: String, Sendable, Hashable, CaseIterable {
@@ -196,9 +199,11 @@ public struct CameraConfiguration: Sendable, Hashable {
     }
 
     public init(id: String, source: String, live: Bool = true, videoStreamID: UInt16 = 1, audioStreamID: UInt16? = nil,
-                zones: [MotionZone] = [], keyFrameInterval: Int = 2000, analysis: MotionAnalysisMode = .all) {
+                zones: [MotionZone] = [], keyFrameInterval: Int = 2000, analysis: MotionAnalysisMode = .all,
+                analysisSource: String? = nil) {
         self.keyFrameInterval = keyFrameInterval
         self.analysis = analysis
+        self.analysisSource = analysisSource
         self.id = id
         self.source = source
         self.live = live
@@ -209,7 +214,7 @@ public struct CameraConfiguration: Sendable, Hashable {
 
     init(_ node: Node, path: String) throws(ConfigurationError) {
         let map = try ConfigurationMapping(node, path: path,
-                                           known: ["id", "source", "live", "videoStreamID", "audioStreamID", "zones", "keyFrameInterval", "analysis"])
+                                           known: ["id", "source", "live", "videoStreamID", "audioStreamID", "zones", "keyFrameInterval", "analysis", "analysisSource"])
         id = try map.required("id") { node, path throws(ConfigurationError) in
             let id = try node.nonEmptyText(path)
             guard id.utf8.count <= 64, id.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) && $0.isASCII || $0 == "-" || $0 == "_" }) else {
@@ -238,6 +243,7 @@ public struct CameraConfiguration: Sendable, Hashable {
             }
             return mode
         } ?? .all
+        analysisSource = try map.optional("analysisSource") { node, path throws(ConfigurationError) in try node.nonEmptyText(path) }
         zones = try map.optional("zones") { node, path throws(ConfigurationError) in
             try node.list(path) { item, itemPath throws(ConfigurationError) in try Self.zone(item, path: itemPath) }
         } ?? []

@@ -133,6 +133,11 @@ struct RecordCommand: AsyncParsableCommand {
         "Analyse motion on key pictures only: one decode per GOP (for low-power hosts); motion is seen up to one keyframe interval later."))
     var keyframeAnalysis = false
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Analyse motion on this stream instead (a camera's low-resolution substream, same view): the input is then only copied, never decoded.",
+        valueName: "url"))
+    var analysisSource: String?
+
     @Flag(name: .long, help: "Record video only.")
     var noAudio = false
 
@@ -161,6 +166,7 @@ struct RecordCommand: AsyncParsableCommand {
         options.includeAudio = !noAudio
         options.writeClips = !noClip
         options.analyseKeyframesOnly = keyframeAnalysis
+        options.analysisSource = analysisSource.map { AnalysisSource(url: $0, recording: input, pacedRealTime: options.paceRealTime) }
         let progressLine = ProgressLine(enabled: !json)
         // Ctrl-C / SIGTERM end the recording normally (a live input has no other end); a second one exits at once.
         let stop = RecordingStop()

@@ -25,11 +25,11 @@ struct Serve {
     /// Starts `pushav serve` with its state in `directory/state` (kept across starts on the same directory) and one
     /// camera `cam1` reading `source`. `run` numbers the log of each start (serve-1.log, serve-2.log, …).
     ///
-    /// `listenHost` is the configuration's `listen` host and `settings` more top-level YAML lines (`tokenFile`,
-    /// `tls`); `arguments` go on the command line. The client connects to 127.0.0.1, over HTTPS when `clientTLS` is
+    /// `listenHost` is the configuration's `listen` host, `settings` more top-level YAML lines (`tokenFile`,
+    /// `tls`) and `camera` one more key of the camera (`analysisSource: …`); `arguments` go on the command line. The client connects to 127.0.0.1, over HTTPS when `clientTLS` is
     /// given, sending `authorization` with every request.
     init(directory: URL, source: String, live: Bool = true, run: Int = 1, listenHost: String = "127.0.0.1",
-         settings: String = "", arguments: [String] = [], clientTLS: TLSConfiguration? = nil,
+         settings: String = "", camera: String = "", arguments: [String] = [], clientTLS: TLSConfiguration? = nil,
          authorization: String? = nil) async throws {
         self.directory = directory
         self.authorization = authorization
@@ -44,6 +44,7 @@ struct Serve {
                 source: \(source)
                 live: \(live)
                 videoStreamID: 1
+                \(camera)
             """.write(to: config, atomically: true, encoding: .utf8)
         let logFile = directory.appendingPathComponent("serve-\(run).log")
         process = try ChildProcess.start(Fixtures.pushav.path, ["serve", "--config", config.path] + arguments, log: logFile,
