@@ -1,0 +1,41 @@
+import CMAF
+import Foundation
+import Recorder
+import Testing
+import TestSupport
+
+/// The static MPD of a recorded session, read by FFmpeg's own `dash` demuxer: every track plays to its full length.
+@Suite struct DASHPlaybackTests {
+    @Test(arguments: ["a_720p30_h264_main.mp4", "c_hevc.mp4"])
+    func staticManifestPlaysEveryFrameThroughFFmpegsDashDemuxer(_ media: String) async throws {
+        let out = try Fixtures.scratchDirectory("dash")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let result = try await PushAVBinary.run(["record", Fixtures.media(media).path, "--out", out.path, "--trigger",
+                                                 "continuous", "--segment-duration", "2000", "--json"])
+        try #require(result.status == 0, "\(result.stderr)")
+        let manifest = try DASHManifest(session: SessionLayout(root: out, session: 1), kind: .static, segmentDuration: 2)
+        #expect(manifest.tracks.map(\.name) == ["video", "audio"])
+        #expect(manifest.tracks.allSatisfy { $0.segments.count >= 4 }, "\(manifest.tracks.map(\.segments.count))")
+        let mpd = out.appendingPathComponent("session_1/index.mpd")
+        try manifest.xml.write(to: mpd, atomically: true, encoding: .utf8)
+
+        /// Frames decoded from the first stream of each type (ffprobe lists a DASH stream again under its program).
+        func frames(_ url: URL, options: String = "") async throws -> [String: Int] {
+            var counts: [String: Int] = [:]
+            for type in ["v", "a"] {
+                let text = try await Shell.run("ffprobe -v error \(options) -count_frames -select_streams \(type):0 "
+                    + "-show_entries stream=nb_read_frames -of csv=p=0 '\(url.path)'")
+                counts[type] = text.split(separator: "\n").first.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            }
+            return counts
+        }
+        // `.init` (the Matter layout's header name) is not on the dash demuxer's list of media extensions for files.
+        let dash = try await frames(mpd, options: "-allowed_extensions ALL")
+        let reference = try await frames(out.appendingPathComponent("clips/session_1.mp4"))
+        #expect((reference["v"] ?? 0) > 100 && (reference["a"] ?? 0) > 100, "\(reference)")
+        #expect(dash == reference, "through the MPD \(dash), the clip \(reference)")
+        let duration = try await Shell.run("ffprobe -v error -allowed_extensions ALL -show_entries format=duration -of csv=p=0 '\(mpd.path)'")
+        let expected = manifest.tracks.map { Double($0.segments.reduce(0) { $0 + $1.duration }) / Double($0.timescale) }.max() ?? 0
+        #expect(abs((Double(duration.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - expected) < 0.1, "\(duration) vs \(expected)")
+    }
+}
