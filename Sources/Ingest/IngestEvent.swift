@@ -7,5 +7,8 @@ public enum IngestEvent: Sendable {
     case chunk(session: Int, track: String, number: Int, bytes: [UInt8])
     /// Segment `number` is complete: all its bytes.
     case segment(session: Int, track: String, number: Int, bytes: [UInt8])
+    /// The session's DASH manifest (Interface-2): dynamic before its first header, static (`isFinal`) after its last
+    /// segment.
+    case manifest(session: Int, isFinal: Bool, bytes: [UInt8])
     case sessionFinished(session: Int)
 }

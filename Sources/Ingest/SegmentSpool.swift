@@ -127,6 +127,18 @@ public final class SegmentSpool: Sendable {
         }
     }
 
+    /// Whether `object` must wait for another lane (CMAF Interface-2): a session's headers wait for its dynamic
+    /// manifest, its static manifest waits for every segment of the session.
+    public func waitsForOtherTracks(connection: String, object: UploadObject) throws -> Bool {
+        guard object.isHeader || (object.isManifest && object.number == 1) else { return false }
+        return try database.read { db in
+            let sql = object.isHeader
+                ? "SELECT 1 FROM object WHERE connection = ? AND session = ? AND track = '' AND number = 0 AND delivered = 0"
+                : "SELECT 1 FROM object WHERE connection = ? AND session = ? AND track != '' AND delivered = 0"
+            return try Int.fetchOne(db, sql: sql, arguments: [connection, object.session]) != nil
+        }
+    }
+
     /// Undelivered objects per connection, for every connection that has any.
     public func pendingObjects() throws -> [String: Int] {
         try database.read { db in
@@ -235,7 +247,7 @@ public final class SegmentSpool: Sendable {
     /// Where `object`'s bytes are kept (internal: tests break it on purpose).
     func fileURL(connection: String, object: UploadObject) -> URL {
         directory.appendingPathComponent("objects").appendingPathComponent(Self.safeName(connection))
-            .appendingPathComponent(object.relativePath)
+            .appendingPathComponent(object.spoolPath)
     }
 
     /// Connection labels may be URLs; the directory name keeps only safe characters (plus a hash of the original).
@@ -251,7 +263,7 @@ public final class SegmentSpool: Sendable {
         let done: [UploadObject] = try database.write { db in
             let rows = try Row.fetchAll(db, sql: """
                 SELECT o.session, o.track FROM object o JOIN session s ON s.connection = o.connection AND s.session = o.session
-                WHERE o.connection = ? AND o.number = 0 AND o.delivered = 1 AND s.finished = 1
+                WHERE o.connection = ? AND o.number = 0 AND o.track != '' AND o.delivered = 1 AND s.finished = 1
                   AND NOT EXISTS (SELECT 1 FROM object p WHERE p.connection = o.connection AND p.session = o.session
                                   AND p.track = o.track AND p.delivered = 0)
                 """, arguments: [connection])
@@ -415,6 +427,10 @@ extension SegmentSpool {
 
     public func isSessionDelivered(_ session: Int, connection: String) async throws -> Bool {
         try await BlockingIO.run { try self.isSessionDelivered(session, connection: connection) }
+    }
+
+    public func waitsForOtherTracks(connection: String, object: UploadObject) async throws -> Bool {
+        try await BlockingIO.run { try self.waitsForOtherTracks(connection: connection, object: object) }
     }
 
     public func entry(connection: String, object: UploadObject) async throws -> SpoolEntry? {

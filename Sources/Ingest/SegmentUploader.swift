@@ -138,6 +138,16 @@ public final class SegmentUploader: Sendable {
             }
             registerTrack(track)
             wake(track)
+        case .manifest(let session, let isFinal, let bytes):
+            let object = UploadObject.manifest(session: session, isFinal: isFinal)
+            do {
+                try spool.store(bytes, for: object, connection: endpoint.connection)
+            } catch {
+                spoolWriteFailed(object, error: error, streaming: false)
+                throw error
+            }
+            registerTrack(object.track)
+            wake(object.track)
         case .sessionFinished(let session):
             do {
                 try spool.finishSession(session, connection: endpoint.connection)
@@ -268,6 +278,11 @@ public final class SegmentUploader: Sendable {
                         try await spool.markDelivered(connection: connection, object: entry.object)
                         continue
                     }
+                    if try await spool.waitsForOtherTracks(connection: connection, object: entry.object) {
+                        // Interface-2 order across lanes; the lane that delivers what this waits for wakes it.
+                        _ = await wakeIterator.next()
+                        continue
+                    }
                     work = .spooled(entry.object, bytes: entry.bytes)
                 } else if let (live, body) = claimStreamableLiveSegment(track: track) {
                     work = .live(live, body: body)
@@ -335,6 +350,8 @@ public final class SegmentUploader: Sendable {
                 if !isLive {
                     try? await spool.markDelivered(connection: connection, object: object)
                 }
+                // A header or a static manifest on another lane may have been waiting for this one.
+                for waker in shared.withLock({ Array($0.wakers.values) }) { waker.yield() }
                 if headerResend == object { headerResend = nil }
                 logger.debug("delivered", metadata: ["object": "\(object)", "live": "\(isLive)"])
             case .retry(let delay):

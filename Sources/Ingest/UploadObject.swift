@@ -20,21 +20,42 @@ public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConverti
         UploadObject(session: session, track: track, number: 0)
     }
 
-    public var isHeader: Bool { number == 0 }
+    /// The lane of a session's DASH manifests (CMAF Interface-2): no track name is empty.
+    public static let manifestTrack = ""
 
-    /// `session_<N>/<track>/<track>.init` or `session_<N>/<track>/segment_<NNNN>.m4s`, relative to the URL.
+    /// `session_<N>/index.mpd`: the dynamic manifest (uploaded before the session's first header) or the static one
+    /// (after its last segment). Both go to the same path; the spool keeps them apart.
+    public static func manifest(session: Int, isFinal: Bool) -> UploadObject {
+        UploadObject(session: session, track: manifestTrack, number: isFinal ? 1 : 0)
+    }
+
+    public var isManifest: Bool { track == Self.manifestTrack }
+    public var isHeader: Bool { number == 0 && !isManifest }
+
+    /// `session_<N>/<track>/<track>.init`, `session_<N>/<track>/segment_<NNNN>.m4s` or `session_<N>/index.mpd`,
+    /// relative to the URL.
     public var relativePath: String {
+        if isManifest { return "session_\(session)/index.mpd" }
         let file = isHeader ? "\(track).init" : "segment_\(Self.padded(number)).m4s"
         return "session_\(session)/\(track)/\(file)"
     }
 
+    /// Where the spool keeps the bytes (relative): ``relativePath``, except that the two manifests of a session,
+    /// both pending while the endpoint is down, need two files.
+    public var spoolPath: String {
+        isManifest ? "session_\(session)/index-\(number == 0 ? "dynamic" : "static").mpd" : relativePath
+    }
+
     /// ``relativePath`` as it goes into the PUT URL: the track name percent-encoded (it may hold a space).
     public var urlPath: String {
+        if isManifest { return relativePath }
         let file = isHeader ? "\(percentEncodedPathSegment(track)).init" : "segment_\(Self.padded(number)).m4s"
         return "session_\(session)/\(percentEncodedPathSegment(track))/\(file)"
     }
 
-    public var contentType: String { isHeader ? "video/mp4" : "video/iso.segment" }
+    public var contentType: String {
+        isManifest ? "application/dash+xml" : isHeader ? "video/mp4" : "video/iso.segment"
+    }
 
     /// Upload order within one track: by session, the header before its segments, segments by number.
     public static func < (a: UploadObject, b: UploadObject) -> Bool {
@@ -43,13 +64,13 @@ public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConverti
 
     /// The object that must be delivered right before this one on its track, if it belongs to the same session.
     public var predecessor: UploadObject? {
-        if isHeader { return nil }
+        if isHeader || isManifest { return nil }
         return number == Self.firstSegmentNumber
             ? .header(session: session, track: track)
             : UploadObject(session: session, track: track, number: number - 1)
     }
 
-    public var description: String { relativePath }
+    public var description: String { isManifest ? relativePath + (number == 0 ? " (dynamic)" : " (static)") : relativePath }
 
     static func padded(_ number: Int) -> String {
         let digits = String(number)
@@ -72,7 +93,7 @@ public struct IngestPath: Hashable, Sendable {
         public var description: String {
             switch self {
             case .traversal(let why): "path traversal refused: \(why)"
-            case .layout(let why): "path does not follow session_<N>/<track>/(<track>.init|segment_<NNNN>.m4s): \(why)"
+            case .layout(let why): "path does not follow session_<N>/<track>/(<track>.init|segment_<NNNN>.m4s) or session_<N>/index.mpd: \(why)"
             }
         }
     }
@@ -91,13 +112,16 @@ public struct IngestPath: Hashable, Sendable {
             if component.hasPrefix(".") { throw .traversal("hidden component '\(component)'") }
             guard component.utf8.allSatisfy(isSafeByte) else { throw .layout("unsupported character in '\(component)'") }
         }
+        if components.count >= 2, components[components.count - 1] == "index.mpd",
+           let session = sessionNumber(components[components.count - 2]) {
+            // A DASH manifest (Interface-2); whether dynamic or static is in its body.
+            return IngestPath(prefix: Array(components.dropLast(2)), object: .manifest(session: session, isFinal: false))
+        }
         guard components.count >= 3 else { throw .layout("needs at least session_<N>/<track>/<file>") }
         let file = components[components.count - 1]
         let track = components[components.count - 2]
         let sessionName = components[components.count - 3]
-        guard sessionName.hasPrefix("session_"), let session = Int(sessionName.dropFirst(8)), session >= 0,
-              sessionName.dropFirst(8).allSatisfy(\.isASCIIDigit)
-        else { throw .layout("'\(sessionName)' is not session_<N>") }
+        guard let session = sessionNumber(sessionName) else { throw .layout("'\(sessionName)' is not session_<N>") }
         guard (1...64).contains(track.count) else { throw .layout("track name length") }
         let number: Int
         if file == "\(track).init" {
@@ -121,6 +145,12 @@ public struct IngestPath: Hashable, Sendable {
     /// The header this object needs before it can be accepted.
     public var headerPath: String {
         (prefix + [UploadObject.header(session: object.session, track: object.track).relativePath]).joined(separator: "/")
+    }
+
+    private static func sessionNumber(_ name: String) -> Int? {
+        guard name.hasPrefix("session_"), name.dropFirst(8).allSatisfy(\.isASCIIDigit), let session = Int(name.dropFirst(8)),
+              session >= 0 else { return nil }
+        return session
     }
 
     private static func isSafeByte(_ byte: UInt8) -> Bool {

@@ -1,5 +1,8 @@
 import CMAF
 import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 import Ingest
 
 /// The receiving side's rules, without HTTP: where an object goes, whether it is acceptable, and writing it
@@ -39,7 +42,7 @@ public struct IngestStore: Sendable {
         if validatesMedia, let problem = validate(body, path: path) {
             return problem
         }
-        if !path.object.isHeader {
+        if !path.object.isHeader && !path.object.isManifest {
             let header = root.appendingPathComponent(path.headerPath)
             if !FileManager.default.fileExists(atPath: header.path) {
                 return Answer(status: 412, message: "no CMAF header \(path.headerPath) received before \(path.relativePath)")
@@ -56,6 +59,9 @@ public struct IngestStore: Sendable {
 
     private func validate(_ body: [UInt8], path: IngestPath) -> Answer? {
         let name = (path.relativePath as NSString).lastPathComponent
+        if path.object.isManifest {
+            return DASHManifestCheck.problem(in: body).map { Answer(status: 400, message: "invalid DASH manifest: \($0)") }
+        }
         if path.object.isHeader {
             let header: CMAFHeader
             do {
@@ -172,5 +178,30 @@ enum AtomicFile {
             try? FileManager.default.removeItem(at: temporary)
             throw error
         }
+    }
+}
+
+/// What a receiver checks of an uploaded `index.mpd`: well-formed XML whose root is a DASH `MPD` of type `dynamic` or
+/// `static`.
+enum DASHManifestCheck {
+    private final class Root: NSObject, XMLParserDelegate {
+        var name: String?
+        var attributes: [String: String] = [:]
+        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                    attributes: [String: String]) {
+            if self.name == nil { (self.name, self.attributes) = (name, attributes) }
+        }
+    }
+
+    static func problem(in body: [UInt8]) -> String? {
+        let parser = XMLParser(data: Data(body))
+        let root = Root()
+        parser.delegate = root
+        guard parser.parse() else { return "not well-formed XML (\(parser.parserError.map { "\($0)" } ?? "?"))" }
+        guard root.name == "MPD" else { return "the root element is \(root.name ?? "missing"), not MPD" }
+        guard let type = root.attributes["type"], ["dynamic", "static"].contains(type) else {
+            return "MPD@type must be dynamic or static"
+        }
+        return nil
     }
 }

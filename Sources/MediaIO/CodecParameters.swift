@@ -38,6 +38,22 @@ public final class CodecParameters {
     public var frameSize: Int { Int(pointer.pointee.frame_size) }
 
     public var codecName: String { avcodec_get_name(pointer.pointee.codec_id).map { String(cString: $0) } ?? "unknown" }
+    public var sampleRate: Int { Int(pointer.pointee.sample_rate) }
+    public var channelCount: Int { Int(pointer.pointee.ch_layout.nb_channels) }
+
+    /// The RFC 6381 codecs parameter a CMAF audio track of these parameters gets (`mp4a.40.<object type>` from the
+    /// AudioSpecificConfig, else from the AAC profile; `opus`), before its header exists; nil for other codecs.
+    public var audioCodecString: String? {
+        switch pointer.pointee.codec_id {
+        case AV_CODEC_ID_AAC:
+            // The first five bits of an AudioSpecificConfig are the audio object type (2 = AAC-LC).
+            if let first = extradata.first, first >> 3 > 0, first >> 3 < 31 { return "mp4a.40.\(first >> 3)" }
+            let profile = pointer.pointee.profile
+            return "mp4a.40.\(profile >= 0 ? profile + 1 : 2)"
+        case AV_CODEC_ID_OPUS: return "opus"
+        default: return nil
+        }
+    }
     var codecID: AVCodecID { pointer.pointee.codec_id }
     var extradata: UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: pointer.pointee.extradata, count: Int(pointer.pointee.extradata_size))

@@ -341,17 +341,14 @@ struct SessionSettings {
     var hasAudio: Bool { audio != nil }
 
     func makeWriter(session: Int, start: MediaTime, policy: ClipPolicy) throws -> SessionWriter {
-        let format = policy.format ?? SessionFormat(
-            segmentDuration: options.segmentDuration, chunkDuration: options.chunkDuration,
-            videoTrackName: options.videoTrackName, audioTrackName: options.audioTrackName, includeAudio: true,
-            writeClips: options.writeClips)
+        let format = policy.format ?? options.sessionFormat
         return try SessionWriter(
             layout: SessionLayout(root: policy.output, session: session, videoTrackName: format.videoTrackName,
                                   audioTrackName: format.audioTrackName),
             start: start, video: video, videoCodec: videoCodec, frameRate: frameRate,
             audio: format.includeAudio ? audio : nil, audioCodec: format.includeAudio ? audioCodec : nil,
             segmentDuration: format.segmentDuration, chunkDuration: format.chunkDuration,
-            writeClip: format.writeClips, emit: counted(policy.hooks?.events ?? options.events))
+            writeClip: format.writeClips, manifest: format.dashManifest, emit: counted(policy.hooks?.events ?? options.events))
     }
 
     /// `emit`, also counting the bytes recorded when the recording has metrics.

@@ -77,6 +77,8 @@ public struct RecordingOptions: Sendable {
     public var videoTrackName = "video"
     public var audioTrackName = "audio"
     public var writeClips = true
+    /// CMAF Interface-2 DASH: write (and emit) each session's `index.mpd`.
+    public var dashManifest = false
     /// Motion zones known to the camera (polygons in the video's pixel coordinates).
     public var zones: [MotionZone] = []
     /// Sensitivity the report's motion intervals are listed at (transports each apply their own).
@@ -108,6 +110,13 @@ public struct RecordingOptions: Sendable {
     public var paceRealTime = false
     /// Counters and histograms to update as frames, triggers and clips happen (`pushav serve`, per camera).
     public var metrics: RecordingMetrics? = nil
+
+    /// The sessions' format where a policy has none of its own.
+    public var sessionFormat: SessionFormat {
+        SessionFormat(segmentDuration: segmentDuration, chunkDuration: chunkDuration, videoTrackName: videoTrackName,
+                      audioTrackName: audioTrackName, includeAudio: true, writeClips: writeClips,
+                      dashManifest: dashManifest)
+    }
 
     public init(output: URL, policies: [ClipPolicy]? = nil) {
         self.output = output

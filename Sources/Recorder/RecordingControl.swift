@@ -37,9 +37,13 @@ public struct SessionFormat: Sendable, Hashable {
     public var audioTrackName: String
     public var includeAudio: Bool
     public var writeClips: Bool
+    /// CMAF Interface-2 DASH: each session gets `index.mpd` (dynamic before its headers, static after its last segment).
+    public var dashManifest: Bool
 
     public init(segmentDuration: MediaTime, chunkDuration: MediaTime?, videoTrackName: String = "video",
-                audioTrackName: String = "audio", includeAudio: Bool = true, writeClips: Bool = false) {
+                audioTrackName: String = "audio", includeAudio: Bool = true, writeClips: Bool = false,
+                dashManifest: Bool = false) {
+        self.dashManifest = dashManifest
         self.segmentDuration = segmentDuration
         self.chunkDuration = chunkDuration
         self.videoTrackName = videoTrackName

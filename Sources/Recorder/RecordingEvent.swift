@@ -9,5 +9,8 @@ public enum RecordingEvent: Sendable {
     case chunk(session: Int, track: String, number: Int, bytes: [UInt8])
     /// Segment `number` is complete and written to `path`; `bytes` is the whole segment (all its chunks).
     case segmentFinished(session: Int, track: String, number: Int, path: String, bytes: [UInt8])
+    /// The session's DASH manifest (CMAF Interface-2 only), written to `path` (`session_<N>/index.mpd`): the
+    /// dynamic one before the session's first header, the static one after its last segment.
+    case manifest(session: Int, isFinal: Bool, path: String, bytes: [UInt8])
     case sessionFinished(SessionRecord)
 }

@@ -84,7 +84,8 @@ public struct RecordingMetrics: Sendable {
     /// Counts the bytes of headers and finished segments (chunks are parts of segments: not counted twice).
     func count(_ event: RecordingEvent) {
         switch event {
-        case .initSegment(_, _, _, let bytes), .segmentFinished(_, _, _, _, let bytes): bytesRecorded.increment(by: bytes.count)
+        case .initSegment(_, _, _, let bytes), .segmentFinished(_, _, _, _, let bytes), .manifest(_, _, _, let bytes):
+            bytesRecorded.increment(by: bytes.count)
         case .sessionStarted, .chunk, .sessionFinished: break
         }
     }

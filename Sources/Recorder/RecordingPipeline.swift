@@ -242,9 +242,7 @@ struct RecordingPipeline {
                     try attached(id)?.setActive(active, at: now, buffer: buffer)
                 case .setAudio(let id, let include):
                     guard let runner = attached(id) else { continue }
-                    var format = runner.policy.format ?? SessionFormat(
-                        segmentDuration: options.segmentDuration, chunkDuration: options.chunkDuration,
-                        videoTrackName: options.videoTrackName, audioTrackName: options.audioTrackName)
+                    var format = runner.policy.format ?? options.sessionFormat
                     format.includeAudio = include
                     runner.policy.format = format
                 case .cut(let id):

@@ -23,6 +23,8 @@ public struct SessionLayout: Sendable, Equatable {
         "\(sessionPath)/\(trackName(role))/segment_\(1000 + number).m4s"
     }
     public var clipPath: String { "clips/session_\(session).mp4" }
+    /// The session's DASH manifest (CMAF Interface-2).
+    public var manifestPath: String { "\(sessionPath)/index.mpd" }
     public func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
 
     /// The highest session number already in `root` (`session_<N>/` or `clips/session_<N>.mp4`), 0 if none.

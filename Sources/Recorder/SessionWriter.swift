@@ -1,3 +1,4 @@
+import CMAF
 import Foundation
 import MediaIO
 import Timeline
@@ -34,26 +35,45 @@ final class SessionWriter {
     private var clip: ClipSink?
     private let files: SegmentFileWriter
     private let emit: (@Sendable (RecordingEvent) -> Void)?
+    /// CMAF Interface-2 (DASH): `index.mpd` beside the tracks, dynamic first, static at the end.
+    private let writesManifest: Bool
+    private let segmentDuration: MediaTime
 
     init(
         layout: SessionLayout, start: MediaTime, video: any TrackConditioner, videoCodec: String, frameRate: Double?,
         audio: (any TrackConditioner)?, audioCodec: String?, segmentDuration: MediaTime, chunkDuration: MediaTime?,
-        writeClip: Bool, emit: (@Sendable (RecordingEvent) -> Void)? = nil
+        writeClip: Bool, manifest: Bool = false, emit: (@Sendable (RecordingEvent) -> Void)? = nil
     ) throws {
         self.emit = emit
+        writesManifest = manifest
+        self.segmentDuration = segmentDuration
         emit?(.sessionStarted(session: layout.session, start: start.seconds))
         self.layout = layout
         self.start = start
         files = SegmentFileWriter(root: layout.root)
         planner = SegmentPlanner(segmentDuration: segmentDuration, chunkDuration: chunkDuration)
         self.video = try TrackOutput(role: .video, conditioner: video, sourceCodec: videoCodec, start: start,
-                                     layout: layout, files: files, emit: emit)
+                                     layout: layout, files: files, emit: emit, announceHeader: !manifest)
         let ts = self.video.muxer.timeBase
         let fps = (frameRate ?? 0) > 0 ? frameRate! : 30
         videoFrameDuration = max(1, Int64((Double(ts.den) / Double(ts.num) / fps).rounded()))
         audioSource = audio
         self.audioCodec = audioCodec
         videoDecodeFrontier = start
+        if manifest {
+            // The dynamic MPD goes before any header: the audio header is written with the first audio packet, so
+            // its track is described from the stream's parameters (the static MPD reads it back from the header).
+            var tracks = [try DASHManifest.Track(name: layout.trackName(.video), header: self.video.header)]
+            if let audio, let parameters = try? audio.outputParameters(), let codecs = parameters.audioCodecString {
+                tracks.append(DASHManifest.Track(name: layout.trackName(.audio), contentType: .audio, codecs: codecs,
+                                                 timescale: UInt32(max(1, parameters.sampleRate)), bandwidth: 1,
+                                                 sampleRate: parameters.sampleRate, channels: parameters.channelCount))
+            }
+            let dynamic = DASHManifest(kind: .dynamic(availabilityStart: Date()), tracks: tracks,
+                                       segmentDuration: segmentDuration.seconds)
+            try writeManifest(dynamic, isFinal: false)
+            self.video.announceHeader()
+        }
         if writeClip {
             try FileManager.default.createDirectory(at: layout.url("clips"), withIntermediateDirectories: true)
             clip = ClipSink(path: layout.url(layout.clipPath).path, expectsAudio: audio != nil)
@@ -127,6 +147,10 @@ final class SessionWriter {
             return SessionRecord(session: layout.session, start: start.seconds, end: start.seconds, duration: 0,
                                  endReason: reason, clip: nil, tracks: [])
         }
+        if writesManifest {
+            try writeManifest(try DASHManifest(session: layout, kind: .static, segmentDuration: segmentDuration.seconds),
+                              isFinal: true)
+        }
         var tracks = [try trackRecord(video)]
         if compositionRepairs > 0 { tracks[0].repairedTimestamps = compositionRepairs }
         if let audio { tracks.append(try trackRecord(audio)) }
@@ -134,6 +158,12 @@ final class SessionWriter {
             session: layout.session, start: start.seconds, end: sessionEnd.seconds,
             duration: (sessionEnd - start).seconds, endReason: reason, clip: clip == nil ? nil : layout.clipPath,
             tracks: tracks)
+    }
+
+    private func writeManifest(_ manifest: DASHManifest, isFinal: Bool) throws {
+        let bytes = Array(manifest.xml.utf8)
+        try files.write(bytes, to: layout.manifestPath)
+        emit?(.manifest(session: layout.session, isFinal: isFinal, path: layout.manifestPath, bytes: bytes))
     }
 
     // MARK: -

@@ -33,7 +33,8 @@ final class TrackOutput {
 
     init(
         role: MediaTrackRole, conditioner: any TrackConditioner, sourceCodec: String, start: MediaTime,
-        layout: SessionLayout, files: SegmentFileWriter, emit: (@Sendable (RecordingEvent) -> Void)?
+        layout: SessionLayout, files: SegmentFileWriter, emit: (@Sendable (RecordingEvent) -> Void)?,
+        announceHeader: Bool = true
     ) throws {
         self.emit = emit
         self.role = role
@@ -53,6 +54,11 @@ final class TrackOutput {
         audioFrameTicks = Int64(parameters.frameSize > 0 ? parameters.frameSize : 1024)
         header = try CMAFHeader(bytes: muxer.initSegment, fileName: layout.initPath(role))
         try files.write(muxer.initSegment, to: layout.initPath(role))
+        if announceHeader { self.announceHeader() }
+    }
+
+    /// Emits the header event (at creation, unless a DASH manifest has to go first).
+    func announceHeader() {
         emit?(.initSegment(session: layout.session, track: layout.trackName(role), path: layout.initPath(role),
                            bytes: muxer.initSegment))
     }

@@ -48,8 +48,7 @@ extension RecordingOptions {
     /// What recording one transport connection takes: its clip policy, segment and chunk durations, track names.
     ///
     /// Throws the status the camera answers AllocatePushTransport with for what this recorder does not implement yet
-    /// (FAILURE, as the Matter reference camera answers Interface2HLS): CMAF Interface-2 (DASH or HLS) and CENC
-    /// encryption. A transport that asks for encryption is refused rather than recorded and uploaded in the clear.
+    /// (FAILURE, as the Matter reference camera answers Interface2HLS): CMAF Interface-2 HLS and CENC encryption. A transport that asks for encryption is refused rather than recorded and uploaded in the clear.
     public init(
         transport t: TransportOptionsStruct, zones: [MotionZone], output: URL,
         continuousSessionLength: MediaTime = .seconds(300)
@@ -67,14 +66,13 @@ extension RecordingOptions {
         reportSensitivity = policy.motionFilter.zones.map(\.sensitivity).max() ?? policy.motionFilter.sensitivity
         videoTrackName = names.video
         audioTrackName = names.audio
+        dashManifest = cmaf.cmafInterface == .interface2DASH
     }
 
     static func checkImplemented(_ cmaf: CMAFContainerOptionsStruct) throws(TransportCommandError) {
         let field = "containerOptions.cmafContainerOptions"
         switch cmaf.cmafInterface {
-        case .interface1: break
-        case .interface2DASH:
-            throw .im(.failure, "\(field).cmafInterface: Interface2DASH (DASH manifests) is not implemented yet; use Interface1")
+        case .interface1, .interface2DASH: break
         case .interface2HLS:
             throw .im(.failure, "\(field).cmafInterface: Interface2HLS is not supported (as on the Matter reference camera); use Interface1")
         default:

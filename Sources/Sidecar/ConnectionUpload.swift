@@ -14,6 +14,7 @@ extension IngestEvent {
             self = .chunk(session: session, track: track, number: number, bytes: bytes)
         case .segmentFinished(let session, let track, let number, _, let bytes):
             self = .segment(session: session, track: track, number: number, bytes: bytes)
+        case .manifest(let session, let isFinal, _, let bytes): self = .manifest(session: session, isFinal: isFinal, bytes: bytes)
         case .sessionFinished(let record): self = .sessionFinished(session: record.session)
         }
     }

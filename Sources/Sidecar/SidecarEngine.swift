@@ -123,8 +123,10 @@ public final class SidecarEngine: SidecarControl, Service {
         return unreachable
     }
 
-    /// What this recorder implements (H.264 and HEVC packaged without transcoding, AAC and Opus audio).
+    /// What this recorder implements (CMAF Interface-1 and Interface-2 DASH; H.264 and HEVC packaged without
+    /// transcoding, AAC and Opus audio).
     static let capabilities = TransportCapabilities(
+        supportedCMAFInterfaces: [.interface1, .interface2DASH],
         supportedVideoCodecs: [.h264, .hevc], supportedAudioCodecs: [.aacLC, .opus])
 
     /// The configuration's streams and zones, as the camera's CameraAvStreamManagement and Zone Management would
@@ -282,12 +284,12 @@ public final class SidecarEngine: SidecarControl, Service {
                                            output: output)
         var policy = options.policies[0]
         let hasAudio = connection.transportOptions.audioStreamID?.value != nil
-        policy.format = SessionFormat(segmentDuration: options.segmentDuration, chunkDuration: options.chunkDuration,
-                                      videoTrackName: options.videoTrackName, audioTrackName: options.audioTrackName,
-                                      includeAudio: includeAudio && hasAudio,
-                                      // An MP4 of each event clip for the status page (the newest 20 per camera are
-                                      // kept); a Continuous session can last for days, so it gets none.
-                                      writeClips: connection.transportOptions.triggerOptions.triggerType != .continuous)
+        var format = options.sessionFormat
+        format.includeAudio = includeAudio && hasAudio
+        // An MP4 of each event clip for the status page (the newest 20 per camera are kept); a Continuous session can
+        // last for days, so it gets none.
+        format.writeClips = connection.transportOptions.triggerOptions.triggerType != .continuous
+        policy.format = format
         let server = camera.server
         let recorder = camera.recorder
         let started = Mutex<[Int: Date]>([:])

@@ -115,6 +115,10 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(name: .long, help: "CMAF chunk duration in ms, at most half the segment; 0 = no chunks (Matter ChunkDuration). (default: 0)")
     var chunkDuration: Int?
 
+    @Flag(name: .long, help: ArgumentHelp(
+        "CMAF Interface-2 DASH (Matter CMAFInterface 1): each session also gets session_<N>/index.mpd, a dynamic MPD before its headers and a static one after its last segment (uploaded in that order with --push)."))
+    var dash = false
+
     @Option(name: .long, help: "Continuous recording: seconds per CMAF session.")
     var sessionLength: Int = 300
 
@@ -278,6 +282,7 @@ struct RecordCommand: AsyncParsableCommand {
         var cmaf = t.containerOptions.cmafContainerOptions ?? .init(segmentDuration: 4000, chunkDuration: 0)
         if let segmentDuration { cmaf.segmentDuration = try Self.narrow(segmentDuration, "--segment-duration") }
         if let chunkDuration { cmaf.chunkDuration = try Self.narrow(chunkDuration, "--chunk-duration") }
+        if dash { cmaf.cmafInterface = .interface2DASH }
         t.containerOptions.cmafContainerOptions = cmaf
         let perZone = (t.triggerOptions.motionZones?.value ?? []).contains { $0.sensitivity != nil }
         do {

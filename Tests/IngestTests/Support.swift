@@ -197,6 +197,9 @@ struct SampleMedia: Sendable {
                 events.append(.segment(session: session, track: track, number: number, bytes: bytes))
             case .sessionFinished(let record):
                 events.append(.sessionFinished(session: record.session))
+            case .manifest(let session, let isFinal, _, let bytes):
+                objects.append(Object(object: .manifest(session: session, isFinal: isFinal), bytes: bytes))
+                events.append(.manifest(session: session, isFinal: isFinal, bytes: bytes))
             case .sessionStarted:
                 break
             }

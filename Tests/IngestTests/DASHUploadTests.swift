@@ -1,0 +1,77 @@
+import Foundation
+import Ingest
+import IngestServer
+import Testing
+import TestSupport
+
+/// CMAF Interface-2 DASH through `pushav record --dash --push` to the in-process receiver over mutual TLS.
+@Suite(.timeLimit(.minutes(2))) struct DASHUploadTests {
+    /// Per session, with refused attempts on both kinds of lane: the dynamic MPD arrives before the session's first
+    /// header, the static MPD after its last segment; what is stored at the end is the static MPD, byte-identical to the local one, and FFmpeg's dash
+    /// demuxer decodes every frame of the uploaded session through it.
+    @Test func manifestsFrameEachSessionsUploadsAndTheStaticOnePlays() async throws {
+        let ingest = try await ServeIngest()
+        let directory = ingest.directory, pki = ingest.pki, root = ingest.root
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = Fixtures.packageRoot.appendingPathComponent("TestMedia/a_720p30_h264_main.mp4")
+        let server = try await ingest.start()
+        // Refused attempts hold the manifest lane back while the track lanes could go ahead, and the other way round:
+        // the order must come from the uploader, not from timing.
+        ingest.endpoint.inject(.status(503), times: 2, matching: "index.mpd")
+        ingest.endpoint.inject(.status(503), times: 3, matching: "/video/segment_")
+        let out = directory.appendingPathComponent("out")
+        let result = try await Fixtures.run(Fixtures.pushav.path, [
+            "record", input.path, "--out", out.path, "--dash", "--initial", "3", "--augmentation", "1",
+            "--max-duration", "4", "--blind", "2", "--segment-duration", "2000", "--chunk-duration", "1000", "--no-clip",
+            "--push", "https://localhost:\(server.port)/", "--ca", pki.path("ca.pem"),
+            "--cert", pki.path("client.pem"), "--key", pki.path("client.key"),
+        ])
+        let arrivals = ingest.endpoint.storedPaths
+        await server.stop()
+        try #require(result.status == 0, "\(result.output)")
+        let sessions = Set(arrivals.compactMap { $0.split(separator: "/").first.map(String.init) }).sorted()
+        try #require(sessions.count == 2, "two motion clips: \(arrivals)")
+        for session in sessions {
+            let mine = arrivals.enumerated().filter { $0.element.hasPrefix(session + "/") }
+            let manifests = mine.filter { $0.element == "\(session)/index.mpd" }.map(\.offset)
+            let media = mine.filter { $0.element != "\(session)/index.mpd" }.map(\.offset)
+            try #require(manifests.count == 2 && media.count >= 4, "\(session): \(mine)")
+            #expect(manifests[0] < media.min()! && manifests[1] > media.max()!, "\(session): \(mine.map(\.element))")
+            let local = FileManager.default.contents(atPath: out.appendingPathComponent("\(session)/index.mpd").path)
+            let stored = FileManager.default.contents(atPath: root.appendingPathComponent("\(session)/index.mpd").path)
+            #expect(stored != nil && stored == local)
+            #expect(stored.map { String(decoding: $0, as: UTF8.self).contains(#"type="static""#) } == true)
+            for path in media.map({ arrivals[$0] }) {
+                #expect(FileManager.default.contents(atPath: root.appendingPathComponent(path).path)
+                        == FileManager.default.contents(atPath: out.appendingPathComponent(path).path), "\(path)")
+            }
+            let mpd = root.appendingPathComponent("\(session)/index.mpd").path
+            let frames = try await Shell.run("ffprobe -v error -allowed_extensions ALL -count_frames -select_streams v:0 "
+                + "-show_entries stream=nb_read_frames -of csv=p=0 '\(mpd)'")
+            let segments = media.map { arrivals[$0] }.filter { $0.contains("/video/segment_") }.sorted()
+            var concatenated = try Data(contentsOf: root.appendingPathComponent("\(session)/video/video.init"))
+            for segment in segments { concatenated += try Data(contentsOf: root.appendingPathComponent(segment)) }
+            let track = directory.appendingPathComponent("\(session)-video.mp4")
+            try concatenated.write(to: track)
+            let reference = try await Shell.run("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+                + "stream=nb_read_frames -of csv=p=0 '\(track.path)'")
+            let count = { (text: String) in text.split(separator: "\n").first.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
+            #expect(count(frames) != nil && count(frames) == count(reference), "MPD \(frames), track \(reference)")
+        }
+    }
+
+    /// The receiver refuses an index.mpd that is not a DASH MPD, and accepts one that is.
+    @Test(arguments: [
+        ("<MPD type=\"static\"/>", 201),
+        ("<MPD type=\"live\"/>", 400),
+        ("<Playlist/>", 400),
+        ("not xml <", 400),
+    ])
+    func receiverChecksTheManifest(body: String, status: Int) throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = IngestStore(root: directory)
+        let answer = store.accept(path: "/cam/session_4/index.mpd", body: Array(body.utf8))
+        #expect(answer.status == status, "\(answer.message)")
+    }
+}
