@@ -247,6 +247,11 @@ public final class SegmentUploader: Sendable {
         if isNew { newTracksContinuation.yield(track) }
     }
 
+    /// After a delivery: a header or a static manifest on another lane may have been waiting for it (Interface-2).
+    private func wakeAll() {
+        for waker in shared.withLock({ Array($0.wakers.values) }) { waker.yield() }
+    }
+
     private func wake(_ track: String) {
         _ = shared.withLock { $0.wakers[track] }?.yield()
     }
@@ -276,6 +281,7 @@ public final class SegmentUploader: Sendable {
                     let alreadyStreamed = shared.withLock { $0.deliveredLive.remove(entry.object) != nil }
                     if alreadyStreamed {
                         try await spool.markDelivered(connection: connection, object: entry.object)
+                        wakeAll()
                         continue
                     }
                     if try await spool.waitsForOtherTracks(connection: connection, object: entry.object) {
@@ -350,8 +356,7 @@ public final class SegmentUploader: Sendable {
                 if !isLive {
                     try? await spool.markDelivered(connection: connection, object: object)
                 }
-                // A header or a static manifest on another lane may have been waiting for this one.
-                for waker in shared.withLock({ Array($0.wakers.values) }) { waker.yield() }
+                wakeAll()
                 if headerResend == object { headerResend = nil }
                 logger.debug("delivered", metadata: ["object": "\(object)", "live": "\(isLive)"])
             case .retry(let delay):

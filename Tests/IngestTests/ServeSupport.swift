@@ -174,7 +174,7 @@ enum TransportJSON {
     }
 
     static func options(endpointID: Int, ingestPort: Int, path: String = "", trigger: Trigger,
-                        segmentMs: Int = 2000) -> [String: Any] {
+                        segmentMs: Int = 2000, chunkMs: Int = 0, cmafInterface: Int = 0) -> [String: Any] {
         var triggerOptions: [String: Any]
         switch trigger {
         case .command(let preRoll):
@@ -192,7 +192,8 @@ enum TransportJSON {
             "streamUsage": 1, "videoStreamID": 1, "tlsEndpointID": endpointID,
             "url": "https://localhost:\(ingestPort)/\(path)", "triggerOptions": triggerOptions, "ingestMethod": 0,
             "containerOptions": ["containerType": 0,
-                                 "cmafContainerOptions": ["cmafInterface": 0, "segmentDuration": segmentMs, "chunkDuration": 0]],
+                                 "cmafContainerOptions": ["cmafInterface": cmafInterface, "segmentDuration": segmentMs,
+                                                          "chunkDuration": chunkMs]],
         ]
     }
 }

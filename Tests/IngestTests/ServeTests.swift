@@ -4,6 +4,53 @@ import Testing
 import TestSupport
 
 extension ServeEndToEndTests {
+    /// TC-PAVSTI-1.2's container options through the API (Interface2DASH, SegmentDuration 4000, ChunkDuration 2000) on
+    /// a Command transport: the session's dynamic MPD arrives before its first header, the static MPD after its last
+    /// segment, and the uploaded session decodes through the static MPD with every frame of its video track.
+    @Test func dashTransportUploadsItsManifestsAroundTheSession() async throws {
+        let ingest = try await ServeIngest()
+        defer { try? FileManager.default.removeItem(at: ingest.directory) }
+        let server = try await ingest.start()
+        let serve = try await Serve(directory: ingest.directory, media: "a_720p30_h264_main.mp4")
+        do {
+            try await serve.waitUntilStreaming()
+            let events = try await serve.subscribe()
+            let endpointID = try await serve.addTLSEndpoint(pki: ingest.pki, port: server.port)
+            let id = try await serve.allocate(TransportJSON.options(endpointID: endpointID, ingestPort: server.port,
+                                                                    trigger: .command(preRollMs: 2000), segmentMs: 4000,
+                                                                    chunkMs: 2000, cmafInterface: 1))
+            try await serve.setActive(id)
+            try await serve.trigger(id, initial: 9, max: 12)  // three 4 s segments
+            try await events.wait("End", timeout: .seconds(30)) { $0.count >= 2 }
+            try await Fixtures.waitUntil("session_1 delivered", timeout: .seconds(30)) {
+                try await serve.pendingUploads() == 0
+                    && ingest.endpoint.storedPaths.filter { $0 == "session_1/index.mpd" }.count == 2
+            }
+            let arrivals = ingest.endpoint.storedPaths.filter { $0.hasPrefix("session_1/") }
+            let media = arrivals.indices.filter { arrivals[$0] != "session_1/index.mpd" }
+            try #require(media.count >= 3, "\(arrivals)")
+            #expect(arrivals.first == "session_1/index.mpd" && arrivals.last == "session_1/index.mpd", "\(arrivals)")
+            let mpd = ingest.root.appendingPathComponent("session_1/index.mpd")
+            #expect(try String(contentsOf: mpd, encoding: .utf8).contains(#"type="static""#))
+            var track = try Data(contentsOf: ingest.root.appendingPathComponent("session_1/video/video.init"))
+            for path in arrivals.filter({ $0.hasPrefix("session_1/video/segment_") }).sorted() {
+                track += try Data(contentsOf: ingest.root.appendingPathComponent(path))
+            }
+            let trackFile = ingest.directory.appendingPathComponent("video.mp4")
+            try track.write(to: trackFile)
+            let count = "-v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0"
+            let throughMPD = try await Shell.run("ffprobe \(count) -allowed_extensions ALL '\(mpd.path)'")
+            let direct = try await Shell.run("ffprobe \(count) '\(trackFile.path)'")
+            let frames = { (text: String) in text.split(separator: "\n").first.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
+            #expect(frames(throughMPD) != nil && frames(throughMPD) == frames(direct), "MPD \(throughMPD), track \(direct)")
+            events.stop()
+        } catch {
+            Issue.record("\(error)\n\(serve.process.output)")
+        }
+        try await serve.shutdown()
+        await server.stop()
+    }
+
     /// TLS endpoint and a Command transport through the API, a manual trigger with a doorbell reason: one Begin (Command,
     /// that reason, session 1) and one End on the event stream, read here as raw Server-Sent Events text; session_1
     /// uploaded over mutual TLS; SIGTERM exits 0.
