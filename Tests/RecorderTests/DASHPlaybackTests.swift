@@ -4,7 +4,8 @@ import Recorder
 import Testing
 import TestSupport
 
-/// The static MPD of a recorded session, read by FFmpeg's own `dash` demuxer: every track plays to its full length.
+/// The MPDs of a recorded session: the static one read by FFmpeg's own `dash` demuxer (every track plays to its full
+/// length), both parsed by a third-party DASH library (mpegdash) with the templates and timeline we wrote.
 @Suite struct DASHPlaybackTests {
     @Test(arguments: ["a_720p30_h264_main.mp4", "c_hevc.mp4"])
     func staticManifestPlaysEveryFrameThroughFFmpegsDashDemuxer(_ media: String) async throws {
@@ -34,6 +35,30 @@ import TestSupport
         let reference = try await frames(out.appendingPathComponent("clips/session_1.mp4"))
         #expect((reference["v"] ?? 0) > 100 && (reference["a"] ?? 0) > 100, "\(reference)")
         #expect(dash == reference, "through the MPD \(dash), the clip \(reference)")
+        // A third-party DASH parser (mpegdash, PyPI, in .venv) reads both manifests the way we wrote them.
+        let dynamicURL = out.appendingPathComponent("session_1/index-dynamic.mpd")
+        try DASHManifest(session: SessionLayout(root: out, session: 1), kind: .dynamic(availabilityStart: Date()),
+                         segmentDuration: 2).xml.write(to: dynamicURL, atomically: true, encoding: .utf8)
+        let summary = try await Shell.run("""
+            '\(TestPaths.packageRoot.appendingPathComponent(".venv/bin/python").path)' - '\(mpd.path)' '\(dynamicURL.path)' <<'PY'
+            import sys
+            from mpegdash.parser import MPEGDASHParser
+            for path in sys.argv[1:]:
+                mpd = MPEGDASHParser.parse(path)
+                for a in mpd.periods[0].adaptation_sets:
+                    t = a.representations[0].segment_templates[0]
+                    count = sum((s.r or 0) + 1 for s in t.segment_timelines[0].Ss) if t.segment_timelines else 0
+                    print(mpd.type, a.content_type, t.start_number, t.initialization, t.media, t.timescale, count)
+            PY
+            """)
+        var parsed: [String] = []
+        for kind in ["static", "dynamic"] {
+            for track in manifest.tracks {
+                parsed.append("\(kind) \(track.contentType.rawValue) 1001 \(track.name)/\(track.name).init "
+                    + "\(track.name)/segment_$Number$.m4s \(track.timescale) \(kind == "static" ? track.segments.count : 0)")
+            }
+        }
+        #expect(summary.split(separator: "\n").map(String.init) == parsed, "\(summary)")
         let duration = try await Shell.run("ffprobe -v error -allowed_extensions ALL -show_entries format=duration -of csv=p=0 '\(mpd.path)'")
         let expected = manifest.tracks.map { Double($0.segments.reduce(0) { $0 + $1.duration }) / Double($0.timescale) }.max() ?? 0
         #expect(abs((Double(duration.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - expected) < 0.1, "\(duration) vs \(expected)")
