@@ -6,16 +6,9 @@ extension ServeEndToEndTests {
     /// Deallocate in the middle of a Continuous recording: its End comes, and the recording's last, still-open segment
     /// reaches the ingest too (before the fix the upload was retired at once and that tail was lost silently).
     @Test func deallocateMidRecordingStillDeliversTheRecordingsLastSegment() async throws {
-        let ingest = try await ServeIngest("deallocate")
-        defer { try? FileManager.default.removeItem(at: ingest.directory) }
-        let server = try await ingest.start()
-        let serve = try await Serve(directory: ingest.directory, media: Self.media)
-        do {
-            try await serve.waitUntilStreaming()
-            let events = try await serve.subscribe()
-            let endpointID = try await serve.addTLSEndpoint(pki: ingest.pki, port: server.port)
-            let id = try await serve.allocate(TransportJSON.options(endpointID: endpointID, ingestPort: server.port,
-                                                                    trigger: .continuous, segmentMs: 4000))
+        try await ServeScenario.run("deallocate") { scenario in
+            let (ingest, serve, events) = (scenario.ingest, scenario.serve, scenario.events)
+            let id = try await serve.allocate(scenario.options(trigger: .continuous, segmentMs: 4000))
             try await serve.setActive(id)
             // The first 4 s segment is stored: the second one is open, a fraction of a second long.
             try await Fixtures.waitUntil("segment_1001 stored", timeout: .seconds(30)) {
@@ -35,11 +28,7 @@ extension ServeEndToEndTests {
             // The connection ended; no new recording was attempted on it (and refused: a spurious dropped clip).
             #expect(!serve.process.output.contains("clip dropped"), "\(serve.process.output)")
             #expect(events.events.filter(\.isBegin).count == 1, "\(events.events)")
-        } catch {
-            Issue.record("\(error)\n\(serve.process.output)")
         }
-        try await serve.shutdown()
-        await server.stop()
     }
 }
 
@@ -48,17 +37,9 @@ extension ServeEndToEndTests {
     /// that follows a motion clip): after a motion clip ends with an 8 s blind window, ManuallyTriggerTransport begins a
     /// Command recording at once, with its reason and the next session number.
     @Test func manualTriggerDuringTheBlindWindowBeginsACommandRecording() async throws {
-        let ingest = try await ServeIngest("blindtrigger")
-        defer { try? FileManager.default.removeItem(at: ingest.directory) }
-        let server = try await ingest.start()
-        let serve = try await Serve(directory: ingest.directory, media: Self.media)
-        do {
-            try await serve.waitUntilStreaming()
-            let events = try await serve.subscribe()
-            let endpointID = try await serve.addTLSEndpoint(pki: ingest.pki, port: server.port)
-            let id = try await serve.allocate(TransportJSON.options(
-                endpointID: endpointID, ingestPort: server.port,
-                trigger: .motion(initial: 2, augmentation: 1, max: 10, blind: 8)))
+        try await ServeScenario.run("blindtrigger") { scenario in
+            let (serve, events) = (scenario.serve, scenario.events)
+            let id = try await serve.allocate(scenario.options(trigger: .motion(initial: 2, augmentation: 1, max: 10, blind: 8)))
             try await serve.setActive(id)
             // A motion clip (the file moves at 4–6 s and 12–14.5 s of every 20 s pass), then its End.
             let motion = try await events.wait("a motion clip's End", timeout: .seconds(45)) { events in
@@ -80,10 +61,6 @@ extension ServeEndToEndTests {
             let command = try #require(all.first { $0.isBegin && $0.triggerType == 0 })
             #expect((command.time - ended.time) < .seconds(8), "Begin \(command.time - ended.time) after the motion clip's End")
             #expect(command.activationReason == 3 && command.session == ended.session + 1, "\(all)")
-        } catch {
-            Issue.record("\(error)\n\(serve.process.output)")
         }
-        try await serve.shutdown()
-        await server.stop()
     }
 }

@@ -82,19 +82,12 @@ extension ServeEndToEndTests {
         let truth = try MediaTruth(Self.media)
         let offline = try await Self.offlineClips(Self.media, initial: 2, augmentation: 1, max: 10, blind: 0)
         try #require(offline.count == 2, "\(offline)")
-        let ingest = try await ServeIngest()
-        defer { try? FileManager.default.removeItem(at: ingest.directory) }
-        let server = try await ingest.start()
-        let serve = try await Serve(directory: ingest.directory, media: Self.media)
-        do {
-            try await serve.waitUntilStreaming()
-            let events = try await serve.subscribe()
-            let endpointID = try await serve.addTLSEndpoint(pki: ingest.pki, port: server.port)
+        try await ServeScenario.run { scenario in
+            let (ingest, serve, events) = (scenario.ingest, scenario.serve, scenario.events)
             var ids: [String: Int] = [:]
             for (name, control) in [("blind", (2, 1, 10, 8)), ("open", (2, 1, 10, 0)), ("capped", (2, 5, 3, 0))] {
-                let id = try await serve.allocate(TransportJSON.options(
-                    endpointID: endpointID, ingestPort: server.port, path: "\(name)/",
-                    trigger: .motion(initial: control.0, augmentation: control.1, max: control.2, blind: control.3)))
+                let id = try await serve.allocate(scenario.options(
+                    path: "\(name)/", trigger: .motion(initial: control.0, augmentation: control.1, max: control.2, blind: control.3)))
                 try await serve.setActive(id)
                 ids[name] = id
             }
@@ -154,12 +147,7 @@ extension ServeEndToEndTests {
                     && stored.contains("capped/session_1/video/video.init")
             }
             #expect(!ingest.endpoint.storedPaths.contains { $0.hasPrefix("blind/session_2/") })
-            events.stop()
-        } catch {
-            Issue.record("\(error)\n\(serve.process.output)")
         }
-        try await serve.shutdown()
-        await server.stop()
     }
 
     /// TC-PAVST-2.12's Inactive steps: a Motion connection left Inactive records and uploads nothing across a motion
@@ -168,16 +156,9 @@ extension ServeEndToEndTests {
         let truth = try MediaTruth(Self.media)
         let offline = try await Self.offlineClips(Self.media, initial: 2, augmentation: 1, max: 10, blind: 0)
         try #require(offline.count == truth.motion.count, "\(offline)")
-        let ingest = try await ServeIngest()
-        defer { try? FileManager.default.removeItem(at: ingest.directory) }
-        let server = try await ingest.start()
-        let serve = try await Serve(directory: ingest.directory, media: Self.media)
-        do {
-            try await serve.waitUntilStreaming()
-            let events = try await serve.subscribe()
-            let endpointID = try await serve.addTLSEndpoint(pki: ingest.pki, port: server.port)
-            let id = try await serve.allocate(TransportJSON.options(
-                endpointID: endpointID, ingestPort: server.port, trigger: .motion(initial: 2, augmentation: 1, max: 10, blind: 0)))
+        try await ServeScenario.run { scenario in
+            let (ingest, serve, events) = (scenario.ingest, scenario.serve, scenario.events)
+            let id = try await serve.allocate(scenario.options(trigger: .motion(initial: 2, augmentation: 1, max: 10, blind: 0)))
             let motionBefore = try await serve.camera()["lastMotion"] as? String
             let (pass, index) = try Self.nextMotion(truth, log: serve.log)
             let motion = truth.motion[index]
@@ -205,11 +186,6 @@ extension ServeEndToEndTests {
                 ingest.endpoint.storedPaths.contains("session_1/video/video.init")
                     && ingest.endpoint.storedPaths.contains { $0.hasPrefix("session_1/video/segment_") }
             }
-            events.stop()
-        } catch {
-            Issue.record("\(error)\n\(serve.process.output)")
         }
-        try await serve.shutdown()
-        await server.stop()
     }
 }

@@ -7,16 +7,9 @@ extension ServeEndToEndTests {
     /// the timeline, and the clip's player loaded with a duration. A screenshot is saved as a test artifact
     /// (`.build/test-artifacts/serve-page.png`).
     @Test func statusPageShowsMotionAndPlaysTheDeliveredClip() async throws {
-        let ingest = try await ServeIngest()
-        defer { try? FileManager.default.removeItem(at: ingest.directory) }
-        let server = try await ingest.start()
-        let serve = try await Serve(directory: ingest.directory, media: "a_720p30_h264_main.mp4")
-        do {
-            try await serve.waitUntilStreaming()
-            let events = try await serve.subscribe()
-            let endpointID = try await serve.addTLSEndpoint(pki: ingest.pki, port: server.port)
-            let id = try await serve.allocate(TransportJSON.options(
-                endpointID: endpointID, ingestPort: server.port, path: "page/", trigger: .command(preRollMs: 2000)))
+        try await ServeScenario.run { scenario in
+            let (ingest, serve, events) = (scenario.ingest, scenario.serve, scenario.events)
+            let id = try await serve.allocate(scenario.options(path: "page/", trigger: .command(preRollMs: 2000)))
             try await serve.setActive(id)
             try await serve.trigger(id, initial: 2, max: 4)
             try await events.wait("Begin and End", timeout: .seconds(20)) { $0.count >= 2 }
@@ -45,11 +38,7 @@ extension ServeEndToEndTests {
             try await Chromium.screenshot(serve.api + "/", to: screenshot, profile: ingest.directory.appendingPathComponent("chromium"))
             let png = try Data(contentsOf: screenshot)
             #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "\(png.count) bytes")
-        } catch {
-            Issue.record("\(error)\n\(serve.process.output)")
         }
-        try await serve.shutdown()
-        await server.stop()
     }
 }
 

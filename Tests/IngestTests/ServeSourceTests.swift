@@ -68,29 +68,23 @@ extension ServeEndToEndTests {
     /// itself), its substream (320 px wide, another RTSP stream) shows the moving box. A Motion connection Begins with
     /// trigger Motion, and what it uploads is the main stream (1280×720), copied.
     @Test func motionOnTheAnalysisSubstreamRecordsTheMainStream() async throws {
-        let ingest = try await ServeIngest()
-        defer { try? FileManager.default.removeItem(at: ingest.directory) }
-        let media = ingest.directory.appendingPathComponent("media")
-        try FileManager.default.createDirectory(at: media, withIntermediateDirectories: true)
+        let media = try Fixtures.scratchDirectory("substream-media")
+        defer { try? FileManager.default.removeItem(at: media) }
         let encode = "ffmpeg -hide_banner -nostdin -loglevel error -y"
         _ = try await Shell.run("""
             \(encode) -f lavfi -i color=c=0x808080:s=1280x720:r=30:d=20 -c:v libx264 -preset veryfast -g 60 -bf 0 -pix_fmt yuv420p still.mp4
             \(encode) -i '\(TestPaths.media(Self.media).path)' -an -vf scale=320:-2 -c:v libx264 -preset veryfast -g 60 -bf 0 sub.mp4
             """, in: media)
         let main = try await LiveCamera.start(media: media.appendingPathComponent("still.mp4"),
-                                              logDirectory: ingest.directory.appendingPathComponent("main"))
+                                              logDirectory: media.appendingPathComponent("main"))
         defer { main.stop() }
         let sub = try await LiveCamera.start(media: media.appendingPathComponent("sub.mp4"),
-                                             logDirectory: ingest.directory.appendingPathComponent("sub"))
+                                             logDirectory: media.appendingPathComponent("sub"))
         defer { sub.stop() }
-        let server = try await ingest.start()
-        let serve = try await Serve(directory: ingest.directory, source: main.url, camera: "analysisSource: \(sub.url)")
-        do {
-            try await serve.waitUntilStreaming()
-            let events = try await serve.subscribe()
-            let endpointID = try await serve.addTLSEndpoint(pki: ingest.pki, port: server.port)
-            let id = try await serve.allocate(TransportJSON.options(endpointID: endpointID, ingestPort: server.port,
-                                                                    trigger: .motion(initial: 2, augmentation: 1, max: 4, blind: 0)))
+        try await ServeScenario.run(source: main.url, camera: "analysisSource: \(sub.url)",
+                                    diagnostics: { "\n\(main.logs)\n\(sub.logs)" }) { scenario in
+            let (ingest, serve, events) = (scenario.ingest, scenario.serve, scenario.events)
+            let id = try await serve.allocate(scenario.options(trigger: .motion(initial: 2, augmentation: 1, max: 4, blind: 0)))
             try await serve.setActive(id)
             // The substream loops every 20 s with two motions: one is seen within a pass.
             try await events.wait("a Begin", timeout: .seconds(30)) { $0.contains(where: \.isBegin) }
@@ -103,12 +97,7 @@ extension ServeEndToEndTests {
             #expect(size.trimmingCharacters(in: .whitespacesAndNewlines) == "1280,720")
             let camera = try await serve.camera()
             #expect((camera["framesAnalysed"] as? Int ?? 0) > 0, "\(camera)")
-            events.stop()
-        } catch {
-            Issue.record("\(error)\n\(serve.process.output)\n\(main.logs)\n\(sub.logs)")
         }
-        try await serve.shutdown()
-        await server.stop()
     }
 
     /// Requests the API must refuse against the real process: each a 4xx with the error body naming the problem, and

@@ -378,3 +378,54 @@ func cmafErrors(trackDirectory directory: URL, segmentDuration: Double = 2) thro
         .check(header: header, segments: segments).filter { $0.severity == .error }
     return (segments.count, violations)
 }
+
+/// How most `pushav serve` end-to-end tests start: an mTLS ingest that records every arrival, `pushav serve`
+/// recording one camera (`cam1`) and streaming, its event stream subscribed, and a TLS endpoint for the ingest
+/// provisioned (`endpointID`).
+struct ServeScenario {
+    let ingest: ServeIngest
+    let server: RunningServer
+    let serve: Serve
+    let events: EventFeed
+    let endpointID: Int
+
+    /// Runs `body` on a fresh scenario. What it throws is recorded with serve's log (and `diagnostics()`, e.g. a
+    /// camera's logs) at the caller's line; serve, the event stream and the ingest are stopped and the scratch
+    /// directory removed in every case.
+    static func run(
+        _ label: String = #function, media: String = ServeEndToEndTests.media, source: String? = nil, camera: String = "",
+        diagnostics: () -> String = { "" }, sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: (ServeScenario) async throws -> Void
+    ) async throws {
+        let ingest = try await ServeIngest(label)
+        defer { try? FileManager.default.removeItem(at: ingest.directory) }
+        let server = try await ingest.start()
+        let serve: Serve
+        do {
+            serve = try await Serve(directory: ingest.directory, source: source ?? TestPaths.media(media).path, camera: camera)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        var events: EventFeed?
+        do {
+            try await serve.waitUntilStreaming()
+            let feed = try await serve.subscribe()
+            events = feed
+            let endpointID = try await serve.addTLSEndpoint(pki: ingest.pki, port: server.port)
+            try await body(ServeScenario(ingest: ingest, server: server, serve: serve, events: feed, endpointID: endpointID))
+        } catch {
+            Issue.record("\(error)\n\(serve.process.output)\(diagnostics())", sourceLocation: sourceLocation)
+        }
+        events?.stop()
+        try await serve.shutdown()
+        await server.stop()
+    }
+
+    /// Options of a transport uploading to this scenario's ingest (below `path`).
+    func options(path: String = "", trigger: TransportJSON.Trigger, segmentMs: Int = 2000, chunkMs: Int = 0,
+                 cmafInterface: Int = 0) -> [String: Any] {
+        TransportJSON.options(endpointID: endpointID, ingestPort: server.port, path: path, trigger: trigger,
+                              segmentMs: segmentMs, chunkMs: chunkMs, cmafInterface: cmafInterface)
+    }
+}

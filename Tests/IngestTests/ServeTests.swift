@@ -8,17 +8,10 @@ extension ServeEndToEndTests {
     /// a Command transport: the session's dynamic MPD arrives before its first header, the static MPD after its last
     /// segment, and the uploaded session decodes through the static MPD with every frame of its video track.
     @Test func dashTransportUploadsItsManifestsAroundTheSession() async throws {
-        let ingest = try await ServeIngest()
-        defer { try? FileManager.default.removeItem(at: ingest.directory) }
-        let server = try await ingest.start()
-        let serve = try await Serve(directory: ingest.directory, media: "a_720p30_h264_main.mp4")
-        do {
-            try await serve.waitUntilStreaming()
-            let events = try await serve.subscribe()
-            let endpointID = try await serve.addTLSEndpoint(pki: ingest.pki, port: server.port)
-            let id = try await serve.allocate(TransportJSON.options(endpointID: endpointID, ingestPort: server.port,
-                                                                    trigger: .command(preRollMs: 2000), segmentMs: 4000,
-                                                                    chunkMs: 2000, cmafInterface: 1))
+        try await ServeScenario.run { scenario in
+            let (ingest, serve, events) = (scenario.ingest, scenario.serve, scenario.events)
+            let id = try await serve.allocate(scenario.options(trigger: .command(preRollMs: 2000), segmentMs: 4000,
+                                                               chunkMs: 2000, cmafInterface: 1))
             try await serve.setActive(id)
             try await serve.trigger(id, initial: 9, max: 12)  // three 4 s segments
             try await events.wait("End", timeout: .seconds(30)) { $0.count >= 2 }
@@ -43,12 +36,7 @@ extension ServeEndToEndTests {
             let direct = try await Shell.run("ffprobe \(count) '\(trackFile.path)'")
             let frames = { (text: String) in text.split(separator: "\n").first.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
             #expect(frames(throughMPD) != nil && frames(throughMPD) == frames(direct), "MPD \(throughMPD), track \(direct)")
-            events.stop()
-        } catch {
-            Issue.record("\(error)\n\(serve.process.output)")
         }
-        try await serve.shutdown()
-        await server.stop()
     }
 
     /// TLS endpoint and a Command transport through the API, a manual trigger with a doorbell reason: one Begin (Command,
