@@ -99,15 +99,7 @@ public final class SegmentUploader: Sendable {
     public func handle(_ event: IngestEvent) throws {
         switch event {
         case .header(let session, let track, let bytes):
-            let object = UploadObject.header(session: session, track: track)
-            do {
-                try spool.store(bytes, for: object, connection: endpoint.connection)
-            } catch {
-                spoolWriteFailed(object, error: error, streaming: false)
-                throw error
-            }
-            registerTrack(track)
-            wake(track)
+            try spoolWhole(bytes, as: .header(session: session, track: track))
         case .chunk(let session, let track, let number, let bytes):
             let object = UploadObject(session: session, track: track, number: number)
             let (segment, isNew) = shared.withLock { shared -> (LiveSegment, Bool) in
@@ -139,15 +131,7 @@ public final class SegmentUploader: Sendable {
             registerTrack(track)
             wake(track)
         case .manifest(let session, let isFinal, let bytes):
-            let object = UploadObject.manifest(session: session, isFinal: isFinal)
-            do {
-                try spool.store(bytes, for: object, connection: endpoint.connection)
-            } catch {
-                spoolWriteFailed(object, error: error, streaming: false)
-                throw error
-            }
-            registerTrack(object.track)
-            wake(object.track)
+            try spoolWhole(bytes, as: .manifest(session: session, isFinal: isFinal))
         case .sessionFinished(let session):
             do {
                 try spool.finishSession(session, connection: endpoint.connection)
@@ -157,6 +141,18 @@ public final class SegmentUploader: Sendable {
                 throw error
             }
         }
+    }
+
+    /// Spools an object that is never streamed live (a header, a manifest) and wakes its lane.
+    private func spoolWhole(_ bytes: [UInt8], as object: UploadObject) throws {
+        do {
+            try spool.store(bytes, for: object, connection: endpoint.connection)
+        } catch {
+            spoolWriteFailed(object, error: error, streaming: false)
+            throw error
+        }
+        registerTrack(object.track)
+        wake(object.track)
     }
 
     /// ``handle(_:)`` for async callers: spooling fsyncs, so it runs on ``BlockingIO``.
