@@ -42,7 +42,13 @@ let package = Package(
         // Pure Swift: motion detection over a downscaled luma plane.
         .target(name: "Motion"),
         // Pure Swift: ISO-BMFF / CMAF box reader, codec strings and conformance checks (no FFmpeg).
-        .target(name: "CMAF"),
+        .target(
+            name: "CMAF",
+            dependencies: [
+                // AES-CTR for Common Encryption (`cenc`).
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]),
         // The Swift owners of FFmpeg objects: input, decoder, scaler, encoders, CMAF track muxer.
         .target(
             name: "MediaIO",

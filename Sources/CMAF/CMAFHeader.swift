@@ -61,7 +61,10 @@ public struct SampleTableCounts: Hashable, Sendable, Codable {
 
 /// The first sample entry of `stsd`.
 public struct SampleEntry: Hashable, Sendable {
+    /// The coding format: for a protected entry (`encv`, `enca`) the original one its `sinf/frma` names.
     public var type: FourCC
+    /// Common Encryption of the track, when the entry is protected.
+    public var protection: Protection?
     /// Children of the sample entry (config box, btrt, pasp …).
     public var childTypes: [FourCC]
     public var configuration: DecoderConfiguration?
@@ -74,6 +77,17 @@ public struct SampleEntry: Hashable, Sendable {
     public var sampleRate: UInt32?
 
     public var hasBitRateBox: Bool { childTypes.contains("btrt") }
+
+    /// What a protected sample entry's `sinf` says.
+    public struct Protection: Hashable, Sendable {
+        /// `encv` or `enca`.
+        public var entryType: FourCC
+        /// `schm` scheme type, e.g. `cenc`.
+        public var scheme: FourCC?
+        /// `tenc` default key ID (16 bytes).
+        public var keyID: [UInt8]?
+        public var perSampleIVSize: UInt8?
+    }
 
     /// Whether the config box the 4CC requires (avcC, hvcC, esds, dOps) is present and parsed.
     public var hasRequiredConfiguration: Bool {
@@ -219,6 +233,25 @@ public struct CMAFHeader: Hashable, Sendable {
 
     static func parseSampleEntry(_ box: Box, bytes: [UInt8]) throws -> SampleEntry {
         var entry = SampleEntry(type: box.type, childTypes: box.childTypes)
+        if ["encv", "enca"].contains(box.type), let sinf = box.child("sinf") {
+            var protection = SampleEntry.Protection(entryType: box.type)
+            if let frma = sinf.child("frma") {
+                var cursor = ByteCursor(bytes, box: frma)
+                entry.type = FourCC(rawValue: try cursor.u32())
+            }
+            if let schm = sinf.child("schm") {
+                var cursor = ByteCursor(bytes, box: schm)
+                try cursor.skip(4)
+                protection.scheme = FourCC(rawValue: try cursor.u32())
+            }
+            if let tenc = sinf.descendant("schi", "tenc") {
+                var cursor = ByteCursor(bytes, box: tenc)
+                try cursor.skip(4 + 2 + 1)  // version and flags, reserved, isProtected
+                protection.perSampleIVSize = try cursor.u8()
+                protection.keyID = Array(try cursor.read(16))
+            }
+            entry.protection = protection
+        }
         var cursor = ByteCursor(bytes, box: box)
         // reserved(6) + data_reference_index(2).
         try cursor.skip(8)
@@ -232,7 +265,7 @@ public struct CMAFHeader: Hashable, Sendable {
             try cursor.skip(6)
             entry.sampleRate = try cursor.u32() >> 16
         }
-        if let required = DecoderConfiguration.configBoxType[box.type], let configBox = box.child(required) {
+        if let required = DecoderConfiguration.configBoxType[entry.type], let configBox = box.child(required) {
             entry.configuration = try DecoderConfiguration(box: configBox, in: bytes)
         }
         return entry

@@ -11,6 +11,9 @@ public struct InspectionSummary: Hashable, Sendable, Codable {
         public var handler: String?
         public var codec: String?
         public var timescale: UInt32?
+        /// Common Encryption scheme (`cenc`) and key ID (hex) of a protected track; nil when clear.
+        public var encryptionScheme: String?
+        public var keyID: String?
         public var segments: [Segment]
 
         public init(initFile: String, trackID: UInt32?, handler: String?, codec: String?, timescale: UInt32?, segments: [Segment]) {
@@ -26,6 +29,10 @@ public struct InspectionSummary: Hashable, Sendable, Codable {
         public init(header: CMAFHeader, segments: [CMAFSegment]) {
             self.init(initFile: header.fileName, trackID: header.trackID, handler: header.handler?.description,
                       codec: header.codecString, timescale: header.mediaTimescale, segments: segments.map(Segment.init))
+            if let protection = header.sampleEntry?.protection {
+                encryptionScheme = protection.scheme?.description ?? "?"
+                keyID = protection.keyID.map { $0.map { String(format: "%02x", $0) }.joined() }
+            }
         }
     }
 
@@ -68,7 +75,8 @@ public struct InspectionSummary: Hashable, Sendable, Codable {
         for track in tracks {
             let id = track.trackID.map(String.init) ?? "?"
             let timescale = track.timescale.map(String.init) ?? "?"
-            lines.append("\(track.initFile): track \(id) \(track.handler ?? "?") \(track.codec ?? "?") timescale \(timescale)")
+            let encrypted = track.encryptionScheme.map { ", encrypted (\($0), KID \(track.keyID ?? "?"))" } ?? ""
+            lines.append("\(track.initFile): track \(id) \(track.handler ?? "?") \(track.codec ?? "?") timescale \(timescale)\(encrypted)")
             var rows = [["segment", "seq", "tfdt", "start s", "duration", "dur s", "samples", "chunks", "sync", "key"]]
             for segment in track.segments {
                 rows.append([

@@ -348,7 +348,7 @@ struct SessionSettings {
             start: start, video: video, videoCodec: videoCodec, frameRate: frameRate,
             audio: format.includeAudio ? audio : nil, audioCodec: format.includeAudio ? audioCodec : nil,
             segmentDuration: format.segmentDuration, chunkDuration: format.chunkDuration,
-            writeClip: format.writeClips, manifest: format.dashManifest, emit: counted(policy.hooks?.events ?? options.events))
+            writeClip: format.writeClips, manifest: format.dashManifest, encryption: format.encryption, emit: counted(policy.hooks?.events ?? options.events))
     }
 
     /// `emit`, also counting the bytes recorded when the recording has metrics.

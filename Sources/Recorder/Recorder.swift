@@ -1,3 +1,4 @@
+import CMAF
 import Foundation
 import Logging
 import MediaIO
@@ -79,6 +80,8 @@ public struct RecordingOptions: Sendable {
     public var writeClips = true
     /// CMAF Interface-2 DASH: write (and emit) each session's `index.mpd`.
     public var dashManifest = false
+    /// Common Encryption (`cenc`) of the CMAF tracks, local and uploaded alike; the playable clip stays clear.
+    public var encryption: CommonEncryption? = nil
     /// Motion zones known to the camera (polygons in the video's pixel coordinates).
     public var zones: [MotionZone] = []
     /// Sensitivity the report's motion intervals are listed at (transports each apply their own).
@@ -115,7 +118,7 @@ public struct RecordingOptions: Sendable {
     public var sessionFormat: SessionFormat {
         SessionFormat(segmentDuration: segmentDuration, chunkDuration: chunkDuration, videoTrackName: videoTrackName,
                       audioTrackName: audioTrackName, includeAudio: true, writeClips: writeClips,
-                      dashManifest: dashManifest)
+                      dashManifest: dashManifest, encryption: encryption)
     }
 
     public init(output: URL, policies: [ClipPolicy]? = nil) {

@@ -1,3 +1,4 @@
+import CMAF
 import Foundation
 import Synchronization
 import Timeline
@@ -39,11 +40,14 @@ public struct SessionFormat: Sendable, Hashable {
     public var writeClips: Bool
     /// CMAF Interface-2 DASH: each session gets `index.mpd` (dynamic before its headers, static after its last segment).
     public var dashManifest: Bool
+    /// Common Encryption of every header and segment (the transport's CENCKey and CENCKeyID).
+    public var encryption: CommonEncryption?
 
     public init(segmentDuration: MediaTime, chunkDuration: MediaTime?, videoTrackName: String = "video",
                 audioTrackName: String = "audio", includeAudio: Bool = true, writeClips: Bool = false,
-                dashManifest: Bool = false) {
+                dashManifest: Bool = false, encryption: CommonEncryption? = nil) {
         self.dashManifest = dashManifest
+        self.encryption = encryption
         self.segmentDuration = segmentDuration
         self.chunkDuration = chunkDuration
         self.videoTrackName = videoTrackName

@@ -37,13 +37,16 @@ final class SessionWriter {
     private let emit: (@Sendable (RecordingEvent) -> Void)?
     /// CMAF Interface-2 (DASH): `index.mpd` beside the tracks, dynamic first, static at the end.
     private let writesManifest: Bool
+    private let encryption: CommonEncryption?
     private let segmentDuration: MediaTime
 
     init(
         layout: SessionLayout, start: MediaTime, video: any TrackConditioner, videoCodec: String, frameRate: Double?,
         audio: (any TrackConditioner)?, audioCodec: String?, segmentDuration: MediaTime, chunkDuration: MediaTime?,
-        writeClip: Bool, manifest: Bool = false, emit: (@Sendable (RecordingEvent) -> Void)? = nil
+        writeClip: Bool, manifest: Bool = false, encryption: CommonEncryption? = nil,
+        emit: (@Sendable (RecordingEvent) -> Void)? = nil
     ) throws {
+        self.encryption = encryption
         self.emit = emit
         writesManifest = manifest
         self.segmentDuration = segmentDuration
@@ -53,7 +56,8 @@ final class SessionWriter {
         files = SegmentFileWriter(root: layout.root)
         planner = SegmentPlanner(segmentDuration: segmentDuration, chunkDuration: chunkDuration)
         self.video = try TrackOutput(role: .video, conditioner: video, sourceCodec: videoCodec, start: start,
-                                     layout: layout, files: files, emit: emit, announceHeader: !manifest)
+                                     layout: layout, files: files, emit: emit, encryption: encryption,
+                                     announceHeader: !manifest)
         let ts = self.video.muxer.timeBase
         let fps = (frameRate ?? 0) > 0 ? frameRate! : 30
         videoFrameDuration = max(1, Int64((Double(ts.den) / Double(ts.num) / fps).rounded()))
@@ -197,7 +201,7 @@ final class SessionWriter {
     private func audioTrack(_ source: any TrackConditioner) throws -> TrackOutput {
         if let audio { return audio }
         let track = try TrackOutput(role: .audio, conditioner: source, sourceCodec: audioCodec ?? "unknown",
-                                    start: start, layout: layout, files: files, emit: emit)
+                                    start: start, layout: layout, files: files, emit: emit, encryption: encryption)
         audio = track
         return track
     }

@@ -28,14 +28,19 @@ final class TrackOutput {
     private var lastDecode: Int64?
     /// Packets refused because their decode time, once converted to this track's timescale, did not increase.
     private(set) var droppedPackets = 0
-    /// The written CMAF header, parsed back: codec string, and the key to parse our own segments.
+    /// The muxer's CMAF header, parsed back: codec string, and the key to parse our own segments.
     let header: CMAFHeader
+    /// The header as written and uploaded (protected with Common Encryption).
+    private let headerBytes: [UInt8]
+    private let encryption: CommonEncryption?
+    private var ivs = CommonEncryption.IVSequence()
 
     init(
         role: MediaTrackRole, conditioner: any TrackConditioner, sourceCodec: String, start: MediaTime,
         layout: SessionLayout, files: SegmentFileWriter, emit: (@Sendable (RecordingEvent) -> Void)?,
-        announceHeader: Bool = true
+        encryption: CommonEncryption? = nil, announceHeader: Bool = true
     ) throws {
+        self.encryption = encryption
         self.emit = emit
         self.role = role
         self.layout = layout
@@ -53,14 +58,18 @@ final class TrackOutput {
         // An audio track's timescale is its sample rate, so one frame lasts frame-size ticks.
         audioFrameTicks = Int64(parameters.frameSize > 0 ? parameters.frameSize : 1024)
         header = try CMAFHeader(bytes: muxer.initSegment, fileName: layout.initPath(role))
-        try files.write(muxer.initSegment, to: layout.initPath(role))
+        // With Common Encryption nothing in the clear is written or handed on: the header and every chunk are
+        // protected before they leave this type.
+        let clearHeader = muxer.initSegment
+        headerBytes = try encryption.map { try $0.protectHeader(clearHeader) } ?? clearHeader
+        try files.write(headerBytes, to: layout.initPath(role))
         if announceHeader { self.announceHeader() }
     }
 
     /// Emits the header event (at creation, unless a DASH manifest has to go first).
     func announceHeader() {
         emit?(.initSegment(session: layout.session, track: layout.trackName(role), path: layout.initPath(role),
-                           bytes: muxer.initSegment))
+                           bytes: headerBytes))
     }
 
     var timescale: Int { Int(muxer.timeBase.den) }
@@ -95,7 +104,8 @@ final class TrackOutput {
 
     /// Closes the open chunk; with `endSegment` also writes the segment file.
     func cut(endSegment: Bool, final: Bool = false) throws {
-        let bytes = final ? try muxer.finish() : try muxer.cut()
+        var bytes = final ? try muxer.finish() : try muxer.cut()
+        if let encryption, !bytes.isEmpty { bytes = try encryption.protectChunk(bytes, header: header, ivs: &ivs) }
         let number = segments.count + 1
         if !bytes.isEmpty {
             openBytes += bytes

@@ -1,3 +1,4 @@
+import CMAF
 import Foundation
 import Motion
 import Timeline
@@ -47,8 +48,9 @@ extension ClipPolicy {
 extension RecordingOptions {
     /// What recording one transport connection takes: its clip policy, segment and chunk durations, track names.
     ///
-    /// Throws the status the camera answers AllocatePushTransport with for what this recorder does not implement yet
-    /// (FAILURE, as the Matter reference camera answers Interface2HLS): CMAF Interface-2 HLS and CENC encryption. A transport that asks for encryption is refused rather than recorded and uploaded in the clear.
+    /// Interface2DASH sessions get DASH manifests; CENCKey and CENCKeyID make every header and segment encrypted
+    /// (``CommonEncryption``). Throws the status the camera answers AllocatePushTransport with for what this recorder
+    /// does not implement (FAILURE, as the Matter reference camera answers it): CMAF Interface-2 HLS.
     public init(
         transport t: TransportOptionsStruct, zones: [MotionZone], output: URL,
         continuousSessionLength: MediaTime = .seconds(300)
@@ -67,6 +69,13 @@ extension RecordingOptions {
         videoTrackName = names.video
         audioTrackName = names.audio
         dashManifest = cmaf.cmafInterface == .interface2DASH
+        if let key = cmaf.cencKey, let keyID = cmaf.cencKeyID {
+            do {
+                encryption = try CommonEncryption(key: [UInt8](key), keyID: [UInt8](keyID))
+            } catch {
+                throw .im(.constraintError, "containerOptions.cmafContainerOptions.cencKey: \(error)")
+            }
+        }
     }
 
     static func checkImplemented(_ cmaf: CMAFContainerOptionsStruct) throws(TransportCommandError) {
@@ -77,9 +86,6 @@ extension RecordingOptions {
             throw .im(.failure, "\(field).cmafInterface: Interface2HLS is not supported (as on the Matter reference camera); use Interface1")
         default:
             throw .im(.constraintError, "\(field).cmafInterface: unknown value \(cmaf.cmafInterface.rawValue)")
-        }
-        if cmaf.cencKey != nil || cmaf.cencKeyID != nil {
-            throw .im(.failure, "\(field).cencKey: CENC encryption is not implemented yet; refusing rather than uploading clear media")
         }
     }
 }

@@ -287,8 +287,8 @@ public final class SidecarEngine: SidecarControl, Service {
         var format = options.sessionFormat
         format.includeAudio = includeAudio && hasAudio
         // An MP4 of each event clip for the status page (the newest 20 per camera are kept); a Continuous session can
-        // last for days, so it gets none.
-        format.writeClips = connection.transportOptions.triggerOptions.triggerType != .continuous
+        // last for days, so it gets none, and an encrypted transport none either (the clip would be clear).
+        format.writeClips = connection.transportOptions.triggerOptions.triggerType != .continuous && format.encryption == nil
         policy.format = format
         let server = camera.server
         let recorder = camera.recorder

@@ -55,7 +55,8 @@ struct RecordCommand: AsyncParsableCommand {
 
             H.264, HEVC, AAC and Opus are copied as they are; other codecs are transcoded to H.264/AAC and the \
             report says so. Invalid options are answered with the Matter status the Push AV cluster would give; what \
-            is not implemented yet (Interface-2 DASH/HLS, CENC encryption) is refused with FAILURE, never ignored. \
+            is not implemented (Interface-2 HLS) is refused with FAILURE, never ignored. --dash adds DASH manifests; a \
+            --transport document with cencKey and cencKeyID encrypts every header and segment (CENC, scheme cenc). \
             Exit status 3: the recording finished, but a triggered clip could not be recorded (no usable keyframe) \
             or lost frames (pre-roll buffer full); stderr and report.json (droppedClips, preRollBuffer) say which.
 

@@ -174,7 +174,8 @@ enum TransportJSON {
     }
 
     static func options(endpointID: Int, ingestPort: Int, path: String = "", trigger: Trigger,
-                        segmentMs: Int = 2000, chunkMs: Int = 0, cmafInterface: Int = 0) -> [String: Any] {
+                        segmentMs: Int = 2000, chunkMs: Int = 0, cmafInterface: Int = 0,
+                        cenc: (key: String, keyID: String)? = nil) -> [String: Any] {
         var triggerOptions: [String: Any]
         switch trigger {
         case .command(let preRoll):
@@ -188,12 +189,12 @@ enum TransportJSON {
         case .continuous:
             triggerOptions = ["triggerType": 2]
         }
+        var cmaf: [String: Any] = ["cmafInterface": cmafInterface, "segmentDuration": segmentMs, "chunkDuration": chunkMs]
+        if let cenc { (cmaf["cencKey"], cmaf["cencKeyID"]) = (cenc.key, cenc.keyID) }
         return [
             "streamUsage": 1, "videoStreamID": 1, "tlsEndpointID": endpointID,
             "url": "https://localhost:\(ingestPort)/\(path)", "triggerOptions": triggerOptions, "ingestMethod": 0,
-            "containerOptions": ["containerType": 0,
-                                 "cmafContainerOptions": ["cmafInterface": cmafInterface, "segmentDuration": segmentMs,
-                                                          "chunkDuration": chunkMs]],
+            "containerOptions": ["containerType": 0, "cmafContainerOptions": cmaf],
         ]
     }
 }
@@ -424,8 +425,8 @@ struct ServeScenario {
 
     /// Options of a transport uploading to this scenario's ingest (below `path`).
     func options(path: String = "", trigger: TransportJSON.Trigger, segmentMs: Int = 2000, chunkMs: Int = 0,
-                 cmafInterface: Int = 0) -> [String: Any] {
+                 cmafInterface: Int = 0, cenc: (key: String, keyID: String)? = nil) -> [String: Any] {
         TransportJSON.options(endpointID: endpointID, ingestPort: server.port, path: path, trigger: trigger,
-                              segmentMs: segmentMs, chunkMs: chunkMs, cmafInterface: cmafInterface)
+                              segmentMs: segmentMs, chunkMs: chunkMs, cmafInterface: cmafInterface, cenc: cenc)
     }
 }

@@ -39,6 +39,37 @@ extension ServeEndToEndTests {
         }
     }
 
+    /// A Command transport allocated with CENCKey and CENCKeyID: its clip arrives protected (encv, the key ID in
+    /// tenc), decrypts with the key and not with another, and no clear MP4 of it is kept for the status page.
+    @Test func encryptedTransportUploadsOnlyProtectedMedia() async throws {
+        try await ServeScenario.run { scenario in
+            let (ingest, serve, events) = (scenario.ingest, scenario.serve, scenario.events)
+            let id = try await serve.allocate(scenario.options(
+                trigger: .command(preRollMs: 2000),
+                cenc: (CENCUploadTests.base64(CENCUploadTests.key), CENCUploadTests.base64(CENCUploadTests.keyID))))
+            try await serve.setActive(id)
+            try await serve.trigger(id, initial: 3, max: 6)
+            try await events.wait("End", timeout: .seconds(30)) { $0.count >= 2 }
+            try await Fixtures.waitUntil("session_1 delivered", timeout: .seconds(30)) {
+                try await serve.pendingUploads() == 0 && ingest.endpoint.storedPaths.contains("session_1/video/video.init")
+            }
+            let folder = ingest.root.appendingPathComponent("session_1/video")
+            var track = try Data(contentsOf: folder.appendingPathComponent("video.init"))
+            #expect(track.range(of: Data("encv".utf8)) != nil && track.range(of: Data("tenc".utf8)) != nil)
+            for segment in try FileManager.default.contentsOfDirectory(atPath: folder.path).filter({ $0.hasSuffix(".m4s") }).sorted() {
+                track += try Data(contentsOf: folder.appendingPathComponent(segment))
+            }
+            let file = ingest.directory.appendingPathComponent("video.mp4")
+            try track.write(to: file)
+            let decrypted = try await CENCUploadTests.frames(file, key: CENCUploadTests.key)
+            #expect(decrypted.count >= 60, "\(decrypted.count) frames decrypted")
+            #expect(try await CENCUploadTests.frames(file, key: "000102030405060708090a0b0c0d0e0f") != decrypted)
+            let clips = try #require(try await serve.camera()["recentClips"] as? [[String: Any]])
+            let mine = clips.filter { $0["connectionID"] as? Int == id }
+            #expect(!mine.isEmpty && mine.allSatisfy { $0["clip"] == nil || $0["clip"] is NSNull }, "\(clips)")
+        }
+    }
+
     /// TLS endpoint and a Command transport through the API, a manual trigger with a doorbell reason: one Begin (Command,
     /// that reason, session 1) and one End on the event stream, read here as raw Server-Sent Events text; session_1
     /// uploaded over mutual TLS; SIGTERM exits 0.

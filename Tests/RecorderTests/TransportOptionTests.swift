@@ -24,7 +24,6 @@ struct TransportOptionTests {
         ("stream name with a control character", document(extra: #", "videoStreams": [{"videoStreamName": "a\nb", "videoStreamID": 1}]"#), "videoStreams.videoStreamName: must not contain U+000A"),
         ("audio named like video", document(extra: #", "videoStreams": [{"videoStreamName": "main", "videoStreamID": 1}], "audioStreams": [{"audioStreamName": "main", "audioStreamID": 2}]"#), #"cluster InvalidStream (0x03): videoStreams.videoStreamName: audio and video tracks are both named "main""#),
         ("trackName equal to the audio track", document(cmaf: #", "trackName": "audio""#), "cluster InvalidStream (0x03)"),
-        ("CENC key", document(cmaf: #", "cencKey": "AAECAwQFBgcICQoLDA0ODw==", "cencKeyID": "EBESExQVFhcYGRobHB0eHw==""#), "FAILURE (0x1): containerOptions.cmafContainerOptions.cencKey: CENC encryption is not implemented yet"),
         ("Interface-2 HLS", document(cmaf: "").replacingOccurrences(of: #""cmafInterface": 0"#, with: #""cmafInterface": 2"#), "FAILURE (0x1): containerOptions.cmafContainerOptions.cmafInterface: Interface2HLS is not supported"),
     ]
 
