@@ -32,6 +32,8 @@ public struct DASHManifest: Sendable, Equatable {
         public var channels: Int?
         /// Each segment's decode start (`tfdt`) and duration, in `timescale` units, in order.
         public var segments: [Segment]
+        /// The CENC default key ID of an encrypted track (a `ContentProtection` element names it).
+        public var defaultKID: [UInt8]?
 
         public struct Segment: Sendable, Equatable {
             public var start: UInt64
@@ -85,6 +87,7 @@ public struct DASHManifest: Sendable, Equatable {
         var lines = [#"<?xml version="1.0" encoding="UTF-8"?>"#]
         var mpd = [
             #"xmlns="urn:mpeg:dash:schema:mpd:2011""#,
+            #"xmlns:cenc="urn:mpeg:cenc:2013""#,
             #"profiles="urn:mpeg:dash:profile:isoff-live:2011,urn:mpeg:dash:profile:cmaf:2019""#,
             "minBufferTime=\"\(Self.duration(segmentDuration))\"",
         ]
@@ -103,6 +106,14 @@ public struct DASHManifest: Sendable, Equatable {
             let mime = "\(track.contentType.rawValue)/mp4"
             lines.append("    <AdaptationSet id=\"\(index)\" contentType=\"\(track.contentType.rawValue)\" mimeType=\"\(mime)\" "
                 + #"segmentAlignment="true" startWithSAP="1">"#)
+            if let kid = track.defaultKID, kid.count == 16 {
+                let hex = kid.map { String(format: "%02x", $0) }.joined()
+                let uuid = [0 ..< 8, 8 ..< 12, 12 ..< 16, 16 ..< 20, 20 ..< 32].map { range in
+                    String(hex[hex.index(hex.startIndex, offsetBy: range.lowerBound) ..< hex.index(hex.startIndex, offsetBy: range.upperBound)])
+                }.joined(separator: "-")
+                lines.append(#"      <ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011" value="cenc" "#
+                    + "cenc:default_KID=\"\(uuid)\"/>")
+            }
             var representation = ["id=\"\(Self.escaped(track.name))\"", "codecs=\"\(Self.escaped(track.codecs))\"",
                                   "bandwidth=\"\(max(track.bandwidth, 1))\""]
             if let width = track.width, let height = track.height { representation += ["width=\"\(width)\"", "height=\"\(height)\""] }
@@ -212,5 +223,6 @@ extension DASHManifest.Track {
                   height: header.isAudio ? nil : entry?.height.map(Int.init),
                   sampleRate: header.isAudio ? entry?.sampleRate.map(Int.init) : nil,
                   channels: header.isAudio ? entry?.channelCount.map(Int.init) : nil, segments: starts)
+        defaultKID = entry?.protection?.keyID
     }
 }

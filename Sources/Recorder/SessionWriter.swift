@@ -73,6 +73,7 @@ final class SessionWriter {
                                                  timescale: UInt32(max(1, parameters.sampleRate)), bandwidth: 1,
                                                  sampleRate: parameters.sampleRate, channels: parameters.channelCount))
             }
+            for index in tracks.indices { tracks[index].defaultKID = encryption?.keyID }
             let dynamic = DASHManifest(kind: .dynamic(availabilityStart: Date()), tracks: tracks,
                                        segmentDuration: segmentDuration.seconds)
             try writeManifest(dynamic, isFinal: false)

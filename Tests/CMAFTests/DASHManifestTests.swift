@@ -71,6 +71,15 @@ import Testing
         #expect(!xml.contains("duration=\"61440\""))  // a timeline, not a nominal duration
     }
 
+    @Test func encryptedTrackNamesItsKeyID() throws {
+        var tracks = Self.tracks
+        tracks[0].defaultKID = Array(1 ... 16)
+        let xml = DASHManifest(kind: .static, tracks: tracks, segmentDuration: 4).xml
+        let document = try Self.parse(xml)
+        #expect(document.order.filter { $0 == "ContentProtection" }.count == 1)
+        #expect(xml.contains(#"<ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011" value="cenc" cenc:default_KID="01020304-0506-0708-090a-0b0c0d0e0f10"/>"#), "\(xml)")
+    }
+
     @Test func dynamicManifestAnnouncesTheSessionWithItsNominalSegmentDuration() throws {
         let start = Date(timeIntervalSince1970: 1_795_000_000.25)
         let empty = Self.tracks.map { var t = $0; t.segments = []; return t }
