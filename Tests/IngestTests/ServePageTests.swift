@@ -55,24 +55,15 @@ enum Chromium {
     }
 
     private static func run(_ arguments: [String], profile: URL) async throws -> String {
-        try await BlockingWork.run {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
-            // As root (CI) Chromium needs --no-sandbox; each run gets a profile of its own.
-            process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--mute-audio",
-                                 "--autoplay-policy=no-user-gesture-required", "--user-data-dir=\(profile.path)"] + arguments
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw TestFailure("chromium \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
-            }
-            return String(decoding: data, as: UTF8.self)
+        // As root (CI) Chromium needs --no-sandbox; each run gets a profile of its own.
+        let result = try await ProcessRun.run(URL(fileURLWithPath: "/usr/bin/chromium"), [
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--mute-audio",
+            "--autoplay-policy=no-user-gesture-required", "--user-data-dir=\(profile.path)",
+        ] + arguments)
+        guard result.status == 0 else {
+            throw TestFailure("chromium \(arguments.joined(separator: " ")) exited \(result.status): \(result.stderr.suffix(2000))")
         }
+        return result.stdout
     }
 }
 

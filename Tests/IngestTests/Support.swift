@@ -51,17 +51,8 @@ enum Fixtures {
     static func isolatedEnvironment() -> [String: String] { TestPaths.isolatedEnvironment() }
 
     static func runBlocking(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = isolatedEnvironment()
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let result = try ProcessRun.runBlocking(URL(fileURLWithPath: executable), arguments, environment: isolatedEnvironment())
+        return (result.status, result.output)
     }
 }
 

@@ -12,23 +12,16 @@ struct ClipProbe {
     }
 
     private init(_ url: URL) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
-        process.arguments = ["-v", "error", "-select_streams", "v:0", "-count_packets", "-show_entries",
-                             "stream=duration,nb_read_packets", "-of", "json", url.path]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0,
-              let json = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+        let result = try ProcessRun.runBlocking(URL(fileURLWithPath: "/usr/bin/ffprobe"), [
+            "-v", "error", "-select_streams", "v:0", "-count_packets", "-show_entries", "stream=duration,nb_read_packets",
+            "-of", "json", url.path,
+        ])
+        guard result.status == 0,
+              let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
               let stream = (json["streams"] as? [[String: Any]])?.first,
               let duration = (stream["duration"] as? String).flatMap(Double.init),
               let frames = (stream["nb_read_packets"] as? String).flatMap(Int.init)
-        else { throw ClipProbeError(description: "\(url.lastPathComponent) is not a valid MP4: \(errors)") }
+        else { throw ClipProbeError(description: "\(url.lastPathComponent) is not a valid MP4: \(result.stderr)") }
         videoDuration = duration
         videoFrames = frames
     }

@@ -156,17 +156,10 @@ enum SyntheticVideo {
     }
 
     private static func ffmpegBlocking(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-y"] + arguments
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw FFmpegFailed(message: "ffmpeg \(arguments.joined(separator: " ")): \(String(decoding: message, as: UTF8.self))")
+        let result = try ProcessRun.runBlocking(URL(fileURLWithPath: "/usr/bin/env"),
+                                                ["ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-y"] + arguments)
+        guard result.status == 0 else {
+            throw FFmpegFailed(message: "ffmpeg \(arguments.joined(separator: " ")): \(result.stderr)")
         }
     }
 

@@ -49,7 +49,7 @@ import TransportModel
         let output = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: output) }
         let log = HookLog(firstSession: 41)
-        var options = Self.options(output: output)
+        let options = Self.options(output: output)
         var policy = ClipPolicy(trigger: .continuous, maxPreRoll: .zero, output: output)
         policy.hooks = log.hooks
         policy.format = SessionFormat(segmentDuration: .milliseconds(2000), chunkDuration: nil, videoTrackName: "cam-v",

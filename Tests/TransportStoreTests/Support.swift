@@ -61,13 +61,6 @@ func sortedJSON<T: Encodable>(_ value: T) throws -> Data {
 
 /// Runs the sqlite3 CLI on `path` (off the cooperative pool).
 func sqlite(_ path: String, _ sql: String) async throws {
-    let status = try await BlockingWork.run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [path, sql]
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-    #expect(status == 0, "sqlite3 \(sql)")
+    let result = try await ProcessRun.run(URL(fileURLWithPath: "/usr/bin/sqlite3"), [path, sql])
+    #expect(result.status == 0, "sqlite3 \(sql): \(result.stderr)")
 }
