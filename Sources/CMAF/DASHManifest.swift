@@ -195,10 +195,10 @@ public struct DASHManifest: Sendable, Equatable {
 }
 
 extension DASHManifest.Track {
-    /// A track as its CMAF header and segments describe it: codecs, timescale and picture size or sample rate from
-    /// the header, each segment's `tfdt` and duration, and the bandwidth measured over the segments (`fallbackBandwidth`
-    /// when there are none yet).
-    public init(name: String, header: CMAFHeader, segments: [(segment: CMAFSegment, byteCount: Int)] = [],
+    /// A track as its CMAF header describes it (codecs, timescale, picture size or sample rate, key ID), with its
+    /// segments (`tfdt` and duration each) and the bandwidth measured over their `byteCount` bytes
+    /// (`fallbackBandwidth` when there are none yet).
+    public init(name: String, header: CMAFHeader, segments: [Segment] = [], byteCount: Int = 0,
                 fallbackBandwidth: Int = 1) throws {
         guard let codecs = header.codecString else {
             throw CMAFError.malformed(type: header.sampleEntry?.type ?? "moov", offset: 0,
@@ -207,22 +207,14 @@ extension DASHManifest.Track {
         guard let timescale = header.mediaTimescale, timescale > 0 else {
             throw CMAFError.malformed(type: "mdhd", offset: 0, reason: "\(header.fileName): no media timescale")
         }
-        var starts: [DASHManifest.Track.Segment] = []
-        var next: UInt64 = 0
-        for (segment, _) in segments {
-            let start = segment.startDecodeTime ?? next
-            starts.append(.init(start: start, duration: segment.duration))
-            next = start + segment.duration
-        }
-        let ticks = starts.reduce(UInt64(0)) { $0 + $1.duration }
-        let bytes = segments.reduce(0) { $0 + $1.byteCount }
-        let bandwidth = ticks > 0 ? Int((Double(bytes) * 8 * Double(timescale) / Double(ticks)).rounded(.up)) : fallbackBandwidth
+        let ticks = segments.reduce(UInt64(0)) { $0 + $1.duration }
+        let bandwidth = ticks > 0 ? Int((Double(byteCount) * 8 * Double(timescale) / Double(ticks)).rounded(.up)) : fallbackBandwidth
         let entry = header.sampleEntry
         self.init(name: name, contentType: header.isAudio ? .audio : .video, codecs: codecs, timescale: timescale,
                   bandwidth: bandwidth, width: header.isAudio ? nil : entry?.width.map(Int.init),
                   height: header.isAudio ? nil : entry?.height.map(Int.init),
                   sampleRate: header.isAudio ? entry?.sampleRate.map(Int.init) : nil,
-                  channels: header.isAudio ? entry?.channelCount.map(Int.init) : nil, segments: starts)
+                  channels: header.isAudio ? entry?.channelCount.map(Int.init) : nil, segments: segments)
         defaultKID = entry?.protection?.keyID
     }
 }

@@ -153,8 +153,16 @@ final class SessionWriter {
                                  endReason: reason, clip: nil, tracks: [])
         }
         if writesManifest {
-            try writeManifest(try DASHManifest(session: layout, kind: .static, segmentDuration: segmentDuration.seconds),
-                              isFinal: true)
+            // From what each track recorded of its segments as it wrote them (their boxes, parsed then).
+            let tracks = try [video, audio].compactMap { $0 }.map { track in
+                var described = try DASHManifest.Track(
+                    name: layout.trackName(track.role), header: track.header,
+                    segments: track.segments.map { .init(start: UInt64($0.baseMediaDecodeTime), duration: UInt64($0.durationTicks)) },
+                    byteCount: track.segments.reduce(0) { $0 + $1.bytes })
+                described.defaultKID = encryption?.keyID
+                return described
+            }
+            try writeManifest(DASHManifest(kind: .static, tracks: tracks, segmentDuration: segmentDuration.seconds), isFinal: true)
         }
         var tracks = [try trackRecord(video)]
         if compositionRepairs > 0 { tracks[0].repairedTimestamps = compositionRepairs }

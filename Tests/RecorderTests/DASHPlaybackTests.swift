@@ -4,7 +4,7 @@ import Recorder
 import Testing
 import TestSupport
 
-/// The MPDs of a recorded session: the static one read by FFmpeg's own `dash` demuxer (every track plays to its full
+/// The MPDs of a session recorded with `--dash`: the static one read by FFmpeg's own `dash` demuxer (every track plays to its full
 /// length), both parsed by a third-party DASH library (mpegdash) with the templates and timeline we wrote.
 @Suite struct DASHPlaybackTests {
     @Test(arguments: ["a_720p30_h264_main.mp4", "c_hevc.mp4"])
@@ -12,13 +12,21 @@ import TestSupport
         let out = try Fixtures.scratchDirectory("dash")
         defer { try? FileManager.default.removeItem(at: out) }
         let result = try await PushAVBinary.run(["record", Fixtures.media(media).path, "--out", out.path, "--trigger",
-                                                 "continuous", "--segment-duration", "2000", "--json"])
+                                                 "continuous", "--segment-duration", "2000", "--dash", "--json"])
         try #require(result.status == 0, "\(result.stderr)")
-        let manifest = try DASHManifest(session: SessionLayout(root: out, session: 1), kind: .static, segmentDuration: 2)
-        #expect(manifest.tracks.map(\.name) == ["video", "audio"])
-        #expect(manifest.tracks.allSatisfy { $0.segments.count >= 4 }, "\(manifest.tracks.map(\.segments.count))")
+        // What the files hold, read with our box parser: the expectations for what the MPD must describe.
+        var tracks: [(name: String, header: CMAFHeader, segments: [CMAFSegment])] = []
+        for name in ["video", "audio"] {
+            let folder = out.appendingPathComponent("session_1/\(name)")
+            let header = try CMAFHeader(bytes: [UInt8](try Data(contentsOf: folder.appendingPathComponent("\(name).init"))))
+            let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".m4s") }.sorted()
+            let segments = try files.map {
+                try CMAFSegment(bytes: [UInt8](try Data(contentsOf: folder.appendingPathComponent($0))), fileName: $0, header: header)
+            }
+            #expect(segments.count >= 4, "\(name): \(segments.count) segments")
+            tracks.append((name, header, segments))
+        }
         let mpd = out.appendingPathComponent("session_1/index.mpd")
-        try manifest.xml.write(to: mpd, atomically: true, encoding: .utf8)
 
         /// Frames decoded from the first stream of each type (ffprobe lists a DASH stream again under its program).
         func frames(_ url: URL, options: String = "") async throws -> [String: Int] {
@@ -36,8 +44,10 @@ import TestSupport
         #expect((reference["v"] ?? 0) > 100 && (reference["a"] ?? 0) > 100, "\(reference)")
         #expect(dash == reference, "through the MPD \(dash), the clip \(reference)")
         // A third-party DASH parser (mpegdash, PyPI, in .venv) reads both manifests the way we wrote them.
+        // (The recorder replaced its dynamic MPD with the static one; this one is made the way it made that.)
         let dynamicURL = out.appendingPathComponent("session_1/index-dynamic.mpd")
-        try DASHManifest(session: SessionLayout(root: out, session: 1), kind: .dynamic(availabilityStart: Date()),
+        try DASHManifest(kind: .dynamic(availabilityStart: Date()),
+                         tracks: try tracks.map { try DASHManifest.Track(name: $0.name, header: $0.header) },
                          segmentDuration: 2).xml.write(to: dynamicURL, atomically: true, encoding: .utf8)
         let summary = try await Shell.run("""
             '\(TestPaths.packageRoot.appendingPathComponent(".venv/bin/python").path)' - '\(mpd.path)' '\(dynamicURL.path)' <<'PY'
@@ -53,14 +63,14 @@ import TestSupport
             """)
         var parsed: [String] = []
         for kind in ["static", "dynamic"] {
-            for track in manifest.tracks {
-                parsed.append("\(kind) \(track.contentType.rawValue) 1001 \(track.name)/\(track.name).init "
-                    + "\(track.name)/segment_$Number$.m4s \(track.timescale) \(kind == "static" ? track.segments.count : 0)")
+            for track in tracks {
+                parsed.append("\(kind) \(track.header.isAudio ? "audio" : "video") 1001 \(track.name)/\(track.name).init "
+                    + "\(track.name)/segment_$Number$.m4s \(track.header.mediaTimescale ?? 0) \(kind == "static" ? track.segments.count : 0)")
             }
         }
         #expect(summary.split(separator: "\n").map(String.init) == parsed, "\(summary)")
         let duration = try await Shell.run("ffprobe -v error -allowed_extensions ALL -show_entries format=duration -of csv=p=0 '\(mpd.path)'")
-        let expected = manifest.tracks.map { Double($0.segments.reduce(0) { $0 + $1.duration }) / Double($0.timescale) }.max() ?? 0
+        let expected = tracks.map { $0.segments.reduce(0) { $0 + $1.durationSeconds } }.max() ?? 0
         #expect(abs((Double(duration.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - expected) < 0.1, "\(duration) vs \(expected)")
     }
 }
