@@ -130,7 +130,7 @@ public final class SegmentSpool: Sendable {
     /// Whether `object` must wait for another lane (CMAF Interface-2): a session's headers wait for its dynamic
     /// manifest, its static manifest waits for every segment of the session.
     public func waitsForOtherTracks(connection: String, object: UploadObject) throws -> Bool {
-        guard object.isHeader || (object.isManifest && object.number == 1) else { return false }
+        guard object.isHeader || object.isFinalManifest else { return false }
         return try database.read { db in
             let sql = object.isHeader
                 ? "SELECT 1 FROM object WHERE connection = ? AND session = ? AND track = '' AND number = 0 AND delivered = 0"

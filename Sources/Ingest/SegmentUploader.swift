@@ -243,9 +243,15 @@ public final class SegmentUploader: Sendable {
         if isNew { newTracksContinuation.yield(track) }
     }
 
-    /// After a delivery: a header or a static manifest on another lane may have been waiting for it (Interface-2).
-    private func wakeAll() {
-        for waker in shared.withLock({ Array($0.wakers.values) }) { waker.yield() }
+    /// After `delivered` is delivered, wakes the lanes that may wait for it (Interface-2): a dynamic manifest lets
+    /// the session's headers go, a track's object may be the last one its static manifest waits for. Without
+    /// manifests no other lane is woken.
+    private func wakeDependents(of delivered: UploadObject) {
+        let wakers = shared.withLock { shared in
+            delivered.isManifest ? shared.wakers.filter { $0.key != UploadObject.manifestTrack }.map(\.value)
+                : shared.wakers[UploadObject.manifestTrack].map { [$0] } ?? []
+        }
+        for waker in wakers { waker.yield() }
     }
 
     private func wake(_ track: String) {
@@ -277,7 +283,7 @@ public final class SegmentUploader: Sendable {
                     let alreadyStreamed = shared.withLock { $0.deliveredLive.remove(entry.object) != nil }
                     if alreadyStreamed {
                         try await spool.markDelivered(connection: connection, object: entry.object)
-                        wakeAll()
+                        wakeDependents(of: entry.object)
                         continue
                     }
                     if try await spool.waitsForOtherTracks(connection: connection, object: entry.object) {
@@ -352,7 +358,7 @@ public final class SegmentUploader: Sendable {
                 if !isLive {
                     try? await spool.markDelivered(connection: connection, object: object)
                 }
-                wakeAll()
+                wakeDependents(of: object)
                 if headerResend == object { headerResend = nil }
                 logger.debug("delivered", metadata: ["object": "\(object)", "live": "\(isLive)"])
             case .retry(let delay):

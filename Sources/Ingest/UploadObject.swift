@@ -30,6 +30,8 @@ public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConverti
     }
 
     public var isManifest: Bool { track == Self.manifestTrack }
+    /// The static manifest, uploaded after the session's last segment.
+    public var isFinalManifest: Bool { isManifest && number == 1 }
     public var isHeader: Bool { number == 0 && !isManifest }
 
     /// `session_<N>/<track>/<track>.init`, `session_<N>/<track>/segment_<NNNN>.m4s` or `session_<N>/index.mpd`,
@@ -43,7 +45,7 @@ public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConverti
     /// Where the spool keeps the bytes (relative): ``relativePath``, except that the two manifests of a session,
     /// both pending while the endpoint is down, need two files.
     public var spoolPath: String {
-        isManifest ? "session_\(session)/index-\(number == 0 ? "dynamic" : "static").mpd" : relativePath
+        isManifest ? "session_\(session)/index-\(isFinalManifest ? "static" : "dynamic").mpd" : relativePath
     }
 
     /// ``relativePath`` as it goes into the PUT URL: the track name percent-encoded (it may hold a space).
@@ -70,7 +72,7 @@ public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConverti
             : UploadObject(session: session, track: track, number: number - 1)
     }
 
-    public var description: String { isManifest ? relativePath + (number == 0 ? " (dynamic)" : " (static)") : relativePath }
+    public var description: String { isManifest ? relativePath + (isFinalManifest ? " (static)" : " (dynamic)") : relativePath }
 
     static func padded(_ number: Int) -> String {
         let digits = String(number)
