@@ -161,7 +161,8 @@ let package = Package(
         ),
         // What several test targets share: paths, free ports, the built pushav, child processes, a live RTSP camera,
         // a hand-moved clock.
-        .target(name: "TestSupport", dependencies: ["TransportModel"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["TransportModel", .product(name: "Logging", package: "swift-log")],
+                path: "Tests/TestSupport"),
         .testTarget(name: "TimelineTests", dependencies: ["Timeline", "TestSupport"]),
         .testTarget(
             name: "SidecarTests",

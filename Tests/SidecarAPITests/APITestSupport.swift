@@ -6,7 +6,7 @@ import Logging
 import Prometheus
 import Sidecar
 import SidecarAPI
-import Synchronization
+import TestSupport
 import Testing
 import TransportModel
 
@@ -92,32 +92,4 @@ func allocate(_ client: any TestClientProtocol, _ options: String, camera: Strin
     try #require(response.status == .ok, "\(response.text)")
     return try JSONDecoder().decode(AllocatePushTransportResponse.self, from: Data(buffer: response.body))
         .transportConfiguration.connectionID
-}
-
-/// Keeps every log message, for tests that check what the server noticed.
-final class LogRecorder: LogHandler, @unchecked Sendable {  // metadata/logLevel are per-copy values; messages are locked
-    private let messages = Mutex<[String]>([])
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        messages.withLock { $0.append("\(event.message)") }
-    }
-
-    var all: [String] { messages.withLock { $0 } }
-
-    /// Waits until a message contains `text`; false after `timeout`.
-    func waitFor(_ text: String, timeout: Duration = .seconds(5)) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while !all.contains(where: { $0.contains(text) }) {
-            guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return true
-    }
 }

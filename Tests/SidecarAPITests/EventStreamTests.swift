@@ -3,6 +3,7 @@ import Foundation
 import HummingbirdTesting
 import SidecarAPI
 import Testing
+import TestSupport
 import TransportModel
 
 /// Reads a live Server-Sent Events response as it arrives.

@@ -2,7 +2,6 @@ import Foundation
 import Ingest
 import Logging
 import Sidecar
-import Synchronization
 import Testing
 import TestSupport
 import TransportModel
@@ -11,21 +10,6 @@ import TransportModel
 /// they were delivered) cannot be uploaded: at start the engine names each such connection and its object count.
 /// Pending objects of connections that still exist are theirs to deliver and are not reported.
 @Suite struct UnreachableSpoolTests {
-    final class LogCapture: LogHandler, @unchecked Sendable {  // messages behind a Mutex; the rest is set once
-        let messages = Mutex<[String]>([])
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .info
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let fields = (event.metadata ?? [:]).map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
-            messages.withLock { $0.append("\(event.message) \(fields)") }
-        }
-    }
-
     @Test func objectsOfConnectionsThatNoLongerExistAreReportedAtStart() async throws {
         let directory = try TestPaths.scratchDirectory("unreachable-spool")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -53,10 +37,10 @@ import TransportModel
             for object in objects { try await spool.store([1, 2, 3], for: object, connection: connection) }
         }
 
-        let logs = LogCapture()
+        let logs = LogRecorder()
         let second = try await SidecarEngine(configuration: configuration, logger: Logger(label: "test") { _ in logs })
         #expect(second.unreachableSpool == ["cam1/7": 2, "cam9/1": 1])
-        let errors = logs.messages.withLock { $0 }.filter { $0.contains("no longer exists") }
+        let errors = logs.allWithMetadata.filter { $0.contains("no longer exists") }
         #expect(errors.count == 2, "\(errors)")
         #expect(errors.contains { $0.contains("connection=cam1/7") && $0.contains("objects=2") }, "\(errors)")
         #expect(!errors.contains { $0.contains("connection=cam1/\(id) ") }, "\(errors)")
