@@ -112,14 +112,16 @@ func expectInOrder(_ paths: [String], sourceLocation: SourceLocation = #_sourceL
         let root = directory.appendingPathComponent("received")
         let server = try await IngestServer.startForTest(root: root, pki: pki, maximumBodySize: 64 * 1024)
         var configuration = HTTPClient.Configuration(tlsConfiguration: try pki.clientMaterial.makeTLSConfiguration())
-        configuration.timeout = .init(connect: .seconds(5), read: .seconds(5))
+        // Generous: the first request's TLS handshake can wait many seconds on a loaded 2-core CI machine, and what
+        // is checked here is the answer, not how fast it comes.
+        configuration.timeout = .init(connect: .seconds(30), read: .seconds(30))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         func put(_ path: String, _ bytes: [UInt8], method: HTTPMethod = .PUT) async -> (Int, String, [UInt8]) {
             var request = HTTPClientRequest(url: "https://localhost:\(server.port)/\(path)")
             request.method = method
             if method != .GET { request.body = .bytes(ByteBuffer(bytes: bytes)) }
             do {
-                let response = try await client.execute(request, timeout: .seconds(10))
+                let response = try await client.execute(request, timeout: .seconds(60))
                 let body = try await response.body.collect(upTo: 1 << 24)
                 return (Int(response.status.code), String(buffer: body), Array(buffer: body))
             } catch {
@@ -128,7 +130,8 @@ func expectInOrder(_ paths: [String], sourceLocation: SourceLocation = #_sourceL
         }
         let header = media.objects[0].bytes
         let segment = media.objects[1].bytes
-        #expect(await put("session_1/video/segment_1001.m4s", segment).0 == 412, "segment before its header")
+        let early = await put("session_1/video/segment_1001.m4s", segment)
+        #expect(early.0 == 412, "segment before its header: \(early.0) \(early.1)")
         #expect(await put("session_1/video/audio.init", header).0 == 400, "header named after another track")
         #expect(await put("session_1/video/segment_1.m4s", segment).0 == 400, "fewer than four digits")
         #expect(await put("../session_1/video/video.init", header).0 >= 400, "traversal")
