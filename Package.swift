@@ -52,7 +52,7 @@ let package = Package(
         // The Swift owners of FFmpeg objects: input, decoder, scaler, encoders, CMAF track muxer.
         .target(
             name: "MediaIO",
-            dependencies: ["CFFmpeg", "Timeline", "CMAF", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CFFmpeg", "Timeline", "CMAF", "Motion", .product(name: "Logging", package: "swift-log")]
         ),
         // Demux once, cut sessions, write the upload layout and the report.
         .target(

@@ -173,6 +173,7 @@ public struct MotionDetector: Sendable {
     private var rawResidual: [UInt8]
     private var eroded: [UInt8]
     private var opened: [UInt8]
+    private var roundedBackground: [UInt8]
 
     public init(configuration: MotionDetectorConfiguration) {
         precondition(configuration.zones.count <= 64, "at most 64 zones")
@@ -197,6 +198,7 @@ public struct MotionDetector: Sendable {
         rawResidual = residual
         eroded = residual
         opened = residual
+        roundedBackground = residual
     }
 
     /// How many analysis pixels each zone covers (for logs and checks).
@@ -297,21 +299,27 @@ public struct MotionDetector: Sendable {
 
     /// Gain and offset mapping the background onto the frame, from the median difference in the darker and the
     /// brighter half of the background (gain 1 when the background has too little contrast to tell). Medians ignore whatever a moving object covers (up to half of each half).
-    private func photometricFit(_ pixels: [UInt8]) -> (gain: Double, offset: Double) {
+    private mutating func photometricFit(_ pixels: [UInt8]) -> (gain: Double, offset: Double) {
         var backgroundHistogram = [Int](repeating: 0, count: 256)
         // Differences f − b + 255 of the dark half in 0..<511, of the bright half in 511..<1022.
         var differences = [Int](repeating: 0, count: 1022)
         var darkSum = 0, brightSum = 0
+        // The background rounded to whole levels (it stays within 0…255), once for both histograms.
+        background.withUnsafeBufferPointer { model in
+            roundedBackground.withUnsafeMutableBufferPointer { rounded in
+                for i in 0..<model.count { rounded[i] = Self.truncatedLevel(model[i] + 0.5) }
+            }
+        }
         pixels.withUnsafeBufferPointer { frame in
-            background.withUnsafeBufferPointer { model in
+            roundedBackground.withUnsafeBufferPointer { model in
                 backgroundHistogram.withUnsafeMutableBufferPointer { histogram in
-                    for value in model { histogram[Int(value + 0.5)] &+= 1 }
+                    for value in model { histogram[Int(value)] &+= 1 }
                 }
                 let split = Self.median(backgroundHistogram)
                 differences.withUnsafeMutableBufferPointer { histogram in
                     for i in 0..<frame.count {
                         let f = Int(frame[i])
-                        let b = Int(model[i] + 0.5)
+                        let b = Int(model[i])
                         // Clipped pixels cannot follow a gain change; leave them out of the fit.
                         guard f > 3, f < 252, b > 3, b < 252 else { continue }
                         if b < split {
@@ -383,17 +391,19 @@ public struct MotionDetector: Sendable {
                 reference.withUnsafeBufferPointer { previous in
                     residual.withUnsafeMutableBufferPointer { out in
                         rawResidual.withUnsafeMutableBufferPointer { raw in
+                            for i in 0..<frame.count {
+                                let predicted = Swift.min(Swift.max(model[i] * g + o, 0), 255)
+                                let value = Swift.min(abs(Float(frame[i]) - predicted), 255)
+                                raw[i] = Self.truncatedLevel(value)
+                                // Moving now, not merely different from the background. The reference is compensated
+                                // like the background: both predate a lamp switch the fit has just measured.
+                                let recent = Swift.min(Swift.max(Float(previous[i]) + referenceOffset, 0), 255)
+                                out[i] = Self.truncatedLevel(gated ? Swift.min(value, abs(Float(frame[i]) - recent)) : value)
+                            }
+                            // A loop of its own: the scattered increments would keep the arithmetic above from
+                            // being vectorised.
                             counts.withUnsafeMutableBufferPointer { histogram in
-                                for i in 0..<frame.count {
-                                    let predicted = Swift.min(Swift.max(model[i] * g + o, 0), 255)
-                                    let value = Swift.min(abs(Float(frame[i]) - predicted), 255)
-                                    raw[i] = UInt8(value)
-                                    histogram[Int(value)] &+= 1
-                                    // Moving now, not merely different from the background. The reference is compensated
-                                    // like the background: both predate a lamp switch the fit has just measured.
-                                    let recent = Swift.min(Swift.max(Float(previous[i]) + referenceOffset, 0), 255)
-                                    out[i] = gated ? UInt8(Swift.min(value, abs(Float(frame[i]) - recent))) : UInt8(value)
-                                }
+                                for value in UnsafeBufferPointer(raw) { histogram[Int(value)] &+= 1 }
                             }
                         }
                     }
@@ -408,26 +418,28 @@ public struct MotionDetector: Sendable {
     /// (max of the block to the upper left). A pixel survives only as part of a changed 2×2 block.
     private mutating func openResidual() {
         let w = width, h = height
+        // Written as whole-row loops without per-pixel edge tests, so the compiler vectorises them.
         residual.withUnsafeBufferPointer { r in
             eroded.withUnsafeMutableBufferPointer { e in
-                for y in 0..<h {
-                    for x in 0..<w {
-                        let i = y * w + x
-                        e[i] = (x + 1 < w && y + 1 < h) ? Swift.min(Swift.min(r[i], r[i + 1]), Swift.min(r[i + w], r[i + w + 1])) : 0
+                for y in 0..<(h - 1) {
+                    let i = y * w
+                    for x in 0..<(w - 1) {
+                        e[i + x] = Swift.min(Swift.min(r[i + x], r[i + x + 1]), Swift.min(r[i + w + x], r[i + w + x + 1]))
                     }
+                    e[i + w - 1] = 0
                 }
+                for x in 0..<w { e[(h - 1) * w + x] = 0 }
             }
         }
         eroded.withUnsafeBufferPointer { e in
             opened.withUnsafeMutableBufferPointer { o in
-                for y in 0..<h {
-                    for x in 0..<w {
-                        let i = y * w + x
-                        var value = e[i]
-                        if x > 0 { value = Swift.max(value, e[i - 1]) }
-                        if y > 0 { value = Swift.max(value, e[i - w]) }
-                        if x > 0 && y > 0 { value = Swift.max(value, e[i - w - 1]) }
-                        o[i] = value
+                o[0] = e[0]
+                for x in 1..<w { o[x] = Swift.max(e[x], e[x - 1]) }
+                for y in 1..<h {
+                    let i = y * w
+                    o[i] = Swift.max(e[i], e[i - w])
+                    for x in 1..<w {
+                        o[i + x] = Swift.max(Swift.max(e[i + x], e[i + x - 1]), Swift.max(e[i + x - w], e[i + x - w - 1]))
                     }
                 }
             }
@@ -535,6 +547,15 @@ public struct MotionDetector: Sendable {
                 }
             }
         }
+    }
+
+    /// `UInt8(value)` for a value in 0…255.5 (truncation toward zero; 255.5 gives 255), without the trapping
+    /// conversion: the loops that use it are vectorised. Adding 2²³ leaves round-to-nearest(value) in the low bits
+    /// of the sum; one less where that rounded up.
+    @inline(__always)
+    static func truncatedLevel(_ value: Float) -> UInt8 {
+        let shifted = value + 8_388_608
+        return UInt8(truncatingIfNeeded: shifted.bitPattern) &- (shifted - 8_388_608 > value ? 1 : 0)
     }
 
     /// The median bin of a histogram.

@@ -1,0 +1,66 @@
+import Testing
+@testable import Motion
+
+@Suite struct LumaBlockAverageTests {
+    /// Which geometries the block average takes (the rest go through swscale).
+    @Test(arguments: [
+        (1920, 1080, 160, 90, true), (1280, 720, 160, 90, true), (640, 360, 160, 90, true), (3840, 2160, 160, 90, true),
+        (1280, 960, 160, 120, true), (160, 90, 160, 90, true),
+        (768, 576, 160, 120, false), (1920, 1080, 160, 91, false), (100, 90, 160, 90, false), (160, 90 * 258, 160, 90, false),
+    ])
+    func acceptsWholeMultiplesOnly(source: (Int, Int, Int, Int, Bool)) {
+        let average = LumaBlockAverage(sourceWidth: source.0, sourceHeight: source.1, width: source.2, height: source.3,
+                                       limitedRange: true)
+        #expect((average != nil) == source.4)
+    }
+
+    /// A flat picture of one luma level: its plane value, full range kept, limited range expanded as swscale does.
+    @Test(arguments: [
+        (0, false, 0), (255, false, 255), (128, false, 128),
+        (16, true, 0), (235, true, 255), (0, true, 0), (255, true, 255), (126, true, 128), (17, true, 1), (234, true, 254),
+    ])
+    func flatPicture(level: (Int, Bool, Int)) {
+        let average = LumaBlockAverage(sourceWidth: 48, sourceHeight: 24, width: 4, height: 2, limitedRange: level.1)!
+        let plane = [UInt8](repeating: UInt8(level.0), count: 48 * 24)
+        #expect(run(average, plane, stride: 48) == [UInt8](repeating: UInt8(level.2), count: 8))
+    }
+
+    /// Each plane pixel is the rounded mean of its own block only, read through a stride wider than the picture.
+    @Test func blocksAreAveragedSeparatelyThroughAStride() {
+        let (w, h, stride) = (6, 4, 8)  // 3×2 blocks of 2×2 pixels; 2 bytes of padding per row hold 255
+        var plane = [UInt8](repeating: 255, count: stride * h)
+        for y in 0..<h { for x in 0..<w { plane[y * stride + x] = UInt8(10 * (y / 2 * 3 + x / 2) + (x + y) % 2) } }
+        let average = LumaBlockAverage(sourceWidth: w, sourceHeight: h, width: 3, height: 2, limitedRange: false)!
+        // Every block holds two pixels of v and two of v + 1: the mean v + 0.5 rounds up.
+        #expect(run(average, plane, stride: stride) == [1, 11, 21, 31, 41, 51])
+    }
+
+    private func run(_ average: LumaBlockAverage, _ plane: [UInt8], stride: Int) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: average.width * average.height)
+        var totals = [UInt16](repeating: 0, count: average.sourceWidth)
+        plane.withUnsafeBufferPointer { p in
+            output.withUnsafeMutableBufferPointer { o in
+                totals.withUnsafeMutableBufferPointer { average.average(p.baseAddress!, stride: stride, into: o.baseAddress!,
+                                                                         columnTotals: $0.baseAddress!) }
+            }
+        }
+        return output
+    }
+}
+
+/// The detector's non-trapping float → level conversion is `UInt8(_:)` exactly, around every whole and half level.
+@Suite struct TruncatedLevelTests {
+    @Test func equalsTruncatingConversion() {
+        var values: [Float] = (0...261_632).map { Float($0) / 1024 }  // every 1/1024 of 0…255.5
+        for level in 0...255 {
+            for v in [Float(level), Float(level) + 0.5] { values += [v.nextDown, v, v.nextUp] }
+        }
+        for v in values where v >= 0 && v <= 255.5 {
+            let expected = v <= 255 ? UInt8(v) : 255
+            guard MotionDetector.truncatedLevel(v) == expected else {
+                Issue.record("truncatedLevel(\(v)) = \(MotionDetector.truncatedLevel(v)), expected \(expected)")
+                return
+            }
+        }
+    }
+}
