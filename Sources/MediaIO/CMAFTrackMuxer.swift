@@ -2,12 +2,26 @@ import CFFmpeg
 import Timeline
 
 /// Collects what FFmpeg's mp4 muxer writes into memory (the AVIO write callback's target).
+///
+/// What ``take()`` hands out is kept by its receiver (a segment, an upload event), so each fragment gets a buffer of
+/// its own; it is reserved at the size of the previous fragment taken, so a fragment is written into one buffer
+/// instead of one that doubles its way up from 64 KiB (a copy and fresh pages at every step).
 final class ByteSink {
-    var bytes: [UInt8] = []
+    private(set) var bytes: [UInt8] = []
+
+    func append(_ data: UnsafeBufferPointer<UInt8>) {
+        if bytes.capacity == 0, let expected { bytes.reserveCapacity(Swift.max(expected, data.count)) }
+        bytes.append(contentsOf: data)
+    }
+
+    private var expected: Int?
 
     func take() -> [UInt8] {
-        defer { bytes.removeAll(keepingCapacity: true) }
-        return bytes
+        let taken = bytes
+        bytes = []
+        // A little over the last size: the next fragment of a steady stream fits without growing.
+        if !taken.isEmpty { expected = taken.count + taken.count / 8 }
+        return taken
     }
 }
 
@@ -51,7 +65,7 @@ public final class CMAFTrackMuxer {
             { opaque, data, size in
                 guard let opaque, let data, size > 0 else { return 0 }
                 let sink = Unmanaged<ByteSink>.fromOpaque(opaque).takeUnretainedValue()
-                sink.bytes.append(contentsOf: UnsafeBufferPointer(start: data, count: Int(size)))
+                sink.append(UnsafeBufferPointer(start: data, count: Int(size)))
                 return size
             }, nil)
         guard let io else {

@@ -108,7 +108,8 @@ final class TrackOutput {
         if let encryption, !bytes.isEmpty { bytes = try encryption.protectChunk(bytes, header: header, ivs: &ivs) }
         let number = segments.count + 1
         if !bytes.isEmpty {
-            openBytes += bytes
+            // The first chunk of a segment (without chunks, the whole segment) is taken as it is, not copied.
+            if openBytes.isEmpty { openBytes = bytes } else { openBytes += bytes }
             openChunks += 1
             emit?(.chunk(session: layout.session, track: layout.trackName(role), number: 1000 + number, bytes: bytes))
         }
@@ -127,7 +128,7 @@ final class TrackOutput {
             path: path, number: 1000 + number, start: Double(earliest) / scale, duration: written.durationSeconds,
             baseMediaDecodeTime: tfdt, durationTicks: Int64(written.duration), samples: written.sampleCount,
             chunks: written.chunkCount, bytes: openBytes.count))
-        openBytes.removeAll(keepingCapacity: true)
+        openBytes = []  // its buffer went out with the segment's event: keeping "its" capacity would allocate anew
         openChunks = 0
         openSamples = 0
     }
