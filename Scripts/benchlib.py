@@ -9,6 +9,19 @@ import os, statistics, subprocess, sys, time
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def arguments(default_runs, description):
+    """The benchmarks' command line: RUNS, and --baseline BINARY, an earlier pushav build measured in the same rounds
+    (its figures are the "before" of a change; build one with `git worktree add` and `swift build -c release`)."""
+    import argparse
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="?", type=int, default=default_runs, help=f"rounds after one warm-up (default {default_runs})")
+    parser.add_argument("--baseline", metavar="BINARY", help="another pushav binary to measure beside this one")
+    args = parser.parse_args()
+    if args.baseline and not os.access(args.baseline, os.X_OK):
+        parser.error(f"--baseline {args.baseline}: not an executable file")
+    return args
+
+
 def prepare():
     """Installs what the benchmarks need, builds the release binary; returns (pushav path, work folder)."""
     subprocess.run([f"{root}/Scripts/setup", "--tools"], check=True)

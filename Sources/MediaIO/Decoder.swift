@@ -11,7 +11,14 @@ public final class Decoder {
     /// `keyframes` decodes key pictures only (motion from one picture per GOP, for low-power hosts).
     public enum Quality: Sendable { case full, analysis, keyframes }
 
-    init(parameters: CodecParameters, timeBase: TimeBase, threads: Int = 0, quality: Quality = .full) throws {
+    /// Receives the finished bands of each picture; held here so it lives as long as the context that calls it.
+    private let bands: BandAveragedPlanes?
+
+    /// - Parameter bands: gets every band of rows the decoder finishes (H.264 and the MPEG video decoders report
+    ///   them; other decoders never call it). Single-threaded decoding only (`threads == 1`): with more threads bands
+    ///   arrive from several threads in any order, so they are not asked for.
+    init(parameters: CodecParameters, timeBase: TimeBase, threads: Int = 0, quality: Quality = .full,
+         bands: BandAveragedPlanes? = nil) throws {
         guard let codec = avcodec_find_decoder(parameters.codecID) else {
             throw MediaError("no decoder for \(parameters.codecName) in this FFmpeg build")
         }
@@ -25,6 +32,19 @@ public final class Decoder {
             ctx.pointee.skip_loop_filter = AVDISCARD_ALL
             ctx.pointee.skip_frame = quality == .keyframes ? AVDISCARD_NONKEY : AVDISCARD_NONREF
             ctx.pointee.flags2 |= AV_CODEC_FLAG2_FAST
+        }
+        self.bands = threads == 1 ? bands : nil
+        if let bands = self.bands {
+            ctx.pointee.opaque = Unmanaged.passUnretained(bands).toOpaque()
+            // In coded order: a band always belongs to the picture being decoded, never to a held earlier one.
+            ctx.pointee.slice_flags = SLICE_FLAG_CODED_ORDER
+            ctx.pointee.draw_horiz_band = { context, frame, _, y, type, height in
+                guard let context, let frame, let opaque = context.pointee.opaque else { return }
+                let c = context.pointee
+                Unmanaged<BandAveragedPlanes>.fromOpaque(opaque).takeUnretainedValue().band(
+                    frame, geometry: PictureGeometry(width: Int(c.width), height: Int(c.height), format: c.pix_fmt.rawValue),
+                    y: Int(y), rows: Int(height), isFrame: type == 3)
+            }
         }
         try FFmpegError.check(avcodec_open2(ctx, codec, nil), "open \(parameters.codecName) decoder")
     }

@@ -26,6 +26,9 @@ public struct DecodedPicture {
 
     /// The same picture through swscale's area filter, whatever its size (what ``luma()`` is checked against).
     func lumaBySwscale() throws -> LumaImage { try sampler.scaledBySwscale(frame) }
+
+    /// The block average of the finished picture, not of its bands; nil where the geometry needs swscale.
+    func lumaByWholePicture() -> [UInt8]? { sampler.wholePicturePlane(frame) }
 }
 
 /// Decodes one video stream and scales each picture to a small luma plane for motion analysis.
@@ -33,17 +36,16 @@ public struct DecodedPicture {
 /// Decodes at "analysis" quality (loop filter skipped): motion detection needs where pixels changed, not a pretty
 /// picture, and skipping the deblocking filter is the biggest saving the decoder offers. Downscaling averages areas,
 /// so sensor noise is averaged away instead of aliased: by whole blocks (``LumaBlockAverage``) where the picture is a
-/// whole multiple of the plane, which is most camera sizes and costs a tenth of swscale's `area` filter on 1080p;
-/// through swscale (`SWS_AREA`) otherwise.
+/// whole multiple of the plane, which is most camera sizes and costs a tenth of swscale's `area` filter on 1080p
+/// (and less again where the decoder reports its bands: ``BandAveragedPlanes``); through swscale (`SWS_AREA`)
+/// otherwise.
 public final class LumaSampler {
     private let decoder: Decoder
     private let frame: Frame
     private let scaled: Frame
     private let converter: PixelConverter
-    /// The block average for the latest picture geometry, nil when that geometry needs swscale; rebuilt when the
-    /// stream changes size or format mid-way.
-    private var blockAverage: (key: PictureGeometry, average: LumaBlockAverage?)?
-    private var columnTotals: [UInt16] = []
+    /// Planes by block average, built from the decoder's bands where it reports them.
+    private let planes: BandAveragedPlanes
     public let width: Int
     public let height: Int
 
@@ -57,13 +59,14 @@ public final class LumaSampler {
         guard let video = input.video, let w = video.width, let h = video.height, w > 0, h > 0 else {
             throw MediaError("\(input.url) has no decodable video stream")
         }
-        decoder = try Decoder(parameters: try CodecParameters(copying: input.parameters(of: video.index)),
-                              timeBase: video.timeBase, threads: threads,
-                              quality: keyframesOnly ? .keyframes : .analysis)
-        frame = try Frame()
-        scaled = try Frame()
         self.width = min(width, w)
         self.height = height ?? max(2, Int((Double(self.width) * Double(h) / Double(w) / 2).rounded()) * 2)
+        planes = BandAveragedPlanes(width: self.width, height: self.height)
+        decoder = try Decoder(parameters: try CodecParameters(copying: input.parameters(of: video.index)),
+                              timeBase: video.timeBase, threads: threads,
+                              quality: keyframesOnly ? .keyframes : .analysis, bands: planes)
+        frame = try Frame()
+        scaled = try Frame()
         converter = PixelConverter(width: self.width, height: self.height, format: AV_PIX_FMT_GRAY8, flags: SWS_AREA)
     }
 
@@ -77,26 +80,16 @@ public final class LumaSampler {
     }
 
     fileprivate func scale(_ picture: Frame) throws -> LumaImage {
-        let p = picture.pointer.pointee
-        let geometry = PictureGeometry(width: Int(p.width), height: Int(p.height), format: p.format)
-        if blockAverage?.key != geometry {
-            blockAverage = (geometry, geometry.lumaRange.flatMap {
-                LumaBlockAverage(sourceWidth: geometry.width, sourceHeight: geometry.height, width: width, height: height,
-                                 limitedRange: $0 == .limited)
-            })
-            if let average = blockAverage?.average { columnTotals = [UInt16](repeating: 0, count: average.sourceWidth) }
-        }
-        if let average = blockAverage?.average, let plane = p.data.0 {
-            var pixels = [UInt8](repeating: 0, count: width * height)
-            pixels.withUnsafeMutableBufferPointer { out in
-                columnTotals.withUnsafeMutableBufferPointer { totals in
-                    average.average(plane, stride: Int(p.linesize.0), into: out.baseAddress!, columnTotals: totals.baseAddress!)
-                }
-            }
-            return LumaImage(width: width, height: height, pixels: pixels)
-        }
+        if let pixels = planes.plane(of: UnsafePointer(picture.pointer)) { return LumaImage(width: width, height: height, pixels: pixels) }
         return try scaledBySwscale(picture)
     }
+
+    fileprivate func wholePicturePlane(_ picture: Frame) -> [UInt8]? {
+        planes.wholePicturePlane(of: UnsafePointer(picture.pointer))
+    }
+
+    /// Planes built from the decoder's bands, and planes averaged from the finished picture (no bands, or unusable).
+    public var planeSources: (bands: Int, wholePictures: Int) { (planes.bandPlanes, planes.wholePlanes) }
 
     /// The same plane through swscale's area filter (any size and pixel format).
     func scaledBySwscale(_ picture: Frame) throws -> LumaImage {
@@ -110,24 +103,5 @@ public final class LumaSampler {
             }
         }
         return LumaImage(width: width, height: height, pixels: pixels)
-    }
-}
-
-/// What decides how a decoded picture is downscaled.
-struct PictureGeometry: Equatable {
-    let width: Int
-    let height: Int
-    let format: Int32
-
-    enum LumaRange { case limited, full }
-
-    /// The range of plane 0 for the 8-bit Y′CbCr formats whose first plane is the luma plane itself, as swscale reads
-    /// them (the `j` formats are full range); nil for every other format (those go through swscale).
-    var lumaRange: LumaRange? {
-        switch AVPixelFormat(rawValue: format) {
-        case AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUV444P, AV_PIX_FMT_NV12, AV_PIX_FMT_NV21: .limited
-        case AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P: .full
-        default: nil
-        }
     }
 }

@@ -44,36 +44,67 @@ public struct LumaBlockAverage: Sendable {
         _ plane: UnsafePointer<UInt8>, stride: Int, into output: UnsafeMutablePointer<UInt8>,
         columnTotals: UnsafeMutablePointer<UInt16>
     ) {
-        let sourceWidth = self.sourceWidth, bw = blockWidth, bh = blockHeight, width = self.width
+        addRows(plane, stride: stride, first: 0, count: sourceHeight, into: output, columnTotals: columnTotals)
+    }
+
+    /// Adds source rows `first ..< first + count` (`rows` points at row `first`, rows `stride` bytes apart) and writes
+    /// every plane row they complete into `output`. Calls must continue where the previous one ended, starting at row
+    /// 0, with the same `columnTotals` (at least `sourceWidth` elements): they hold the sums of a plane row whose
+    /// block is still open. This is how a picture is averaged band by band as a decoder finishes it, while its rows
+    /// are still in the cache. Rows at or past `sourceHeight` are ignored.
+    public func addRows(
+        _ rows: UnsafePointer<UInt8>, stride: Int, first: Int, count: Int, into output: UnsafeMutablePointer<UInt8>,
+        columnTotals: UnsafeMutablePointer<UInt16>
+    ) {
+        let end = Swift.min(first + count, sourceHeight)
+        var row = first
+        while row < end {
+            let inBlock = row % blockHeight
+            let run = Swift.min(blockHeight - inBlock, end - row)
+            sumRows(rows + (row - first) * stride, stride: stride, count: run, continuing: inBlock > 0,
+                    columnTotals: columnTotals)
+            if inBlock + run == blockHeight { finishPlaneRow(row / blockHeight, into: output, columnTotals: columnTotals) }
+            row += run
+        }
+    }
+
+    /// Column sums of `count` rows, added to the open totals when `continuing`.
+    private func sumRows(
+        _ top: UnsafePointer<UInt8>, stride: Int, count: Int, continuing: Bool, columnTotals: UnsafeMutablePointer<UInt16>
+    ) {
+        let sourceWidth = self.sourceWidth
         let vectorWidth = sourceWidth & ~15
+        // 16 columns at a time down all the rows in registers (one store per 16 totals, not one per row: the totals'
+        // loads and stores cost more than the additions), then the columns left over.
+        var x = 0
+        while x < vectorWidth {
+            let totals = UnsafeMutableRawPointer(columnTotals + x)
+            var total = continuing ? totals.loadUnaligned(as: SIMD16<UInt16>.self) : SIMD16<UInt16>()
+            var row = UnsafeRawPointer(top + x)
+            for _ in 0..<count {
+                total &+= SIMD16<UInt16>(truncatingIfNeeded: row.loadUnaligned(as: SIMD16<UInt8>.self))
+                row += stride
+            }
+            totals.storeBytes(of: total, as: SIMD16<UInt16>.self)
+            x += 16
+        }
+        for x in vectorWidth..<sourceWidth {
+            var total: UInt16 = continuing ? columnTotals[x] : 0
+            for r in 0..<count { total &+= UInt16(top[r * stride + x]) }
+            columnTotals[x] = total
+        }
+    }
+
+    /// Plane row `y` from the column sums of its block's rows.
+    private func finishPlaneRow(_ y: Int, into output: UnsafeMutablePointer<UInt8>, columnTotals: UnsafeMutablePointer<UInt16>) {
+        let bw = blockWidth
+        let out = output + y * width
         levels.withUnsafeBufferPointer { levels in
-            for y in 0..<height {
-                let top = plane + y * bh * stride
-                // 16 columns at a time down all the block's rows in registers (one store per 16 totals, not one per
-                // row: the totals' loads and stores cost more than the additions), then the columns left over.
-                var x = 0
-                while x < vectorWidth {
-                    var total = SIMD16<UInt16>()
-                    var row = UnsafeRawPointer(top + x)
-                    for _ in 0..<bh {
-                        total &+= SIMD16<UInt16>(truncatingIfNeeded: row.loadUnaligned(as: SIMD16<UInt8>.self))
-                        row += stride
-                    }
-                    UnsafeMutableRawPointer(columnTotals + x).storeBytes(of: total, as: SIMD16<UInt16>.self)
-                    x += 16
-                }
-                for x in vectorWidth..<sourceWidth {
-                    var total: UInt16 = 0
-                    for r in 0..<bh { total &+= UInt16(top[r * stride + x]) }
-                    columnTotals[x] = total
-                }
-                let out = output + y * width
-                for x in 0..<width {
-                    var total = 0
-                    let first = columnTotals + x * bw
-                    for i in 0..<bw { total &+= Int(first[i]) }
-                    out[x] = levels[total]
-                }
+            for x in 0..<width {
+                var total = 0
+                let first = columnTotals + x * bw
+                for i in 0..<bw { total &+= Int(first[i]) }
+                out[x] = levels[total]
             }
         }
     }

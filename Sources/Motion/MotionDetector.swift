@@ -301,8 +301,9 @@ public struct MotionDetector: Sendable {
     /// brighter half of the background (gain 1 when the background has too little contrast to tell). Medians ignore whatever a moving object covers (up to half of each half).
     private mutating func photometricFit(_ pixels: [UInt8]) -> (gain: Double, offset: Double) {
         var backgroundHistogram = [Int](repeating: 0, count: 256)
-        // Differences f − b + 255 of the dark half in 0..<511, of the bright half in 511..<1022.
-        var differences = [Int](repeating: 0, count: 1022)
+        // Differences f − b + 255 of the dark half in 0..<511, of the bright half in 511..<1022; bin 1022 collects
+        // the clipped pixels, which are left out.
+        var differences = [Int](repeating: 0, count: 1023)
         var darkSum = 0, brightSum = 0
         // The background rounded to whole levels (it stays within 0…255), once for both histograms.
         background.withUnsafeBufferPointer { model in
@@ -310,29 +311,26 @@ public struct MotionDetector: Sendable {
                 for i in 0..<model.count { rounded[i] = Self.truncatedLevel(model[i] + 0.5) }
             }
         }
+        roundedBackground.withUnsafeBufferPointer { Self.count($0, into: &backgroundHistogram) { Int($0) } }
+        let split = Self.median(backgroundHistogram)
         pixels.withUnsafeBufferPointer { frame in
             roundedBackground.withUnsafeBufferPointer { model in
-                backgroundHistogram.withUnsafeMutableBufferPointer { histogram in
-                    for value in model { histogram[Int(value)] &+= 1 }
+                Self.count(pairs: frame, model, into: &differences) { f, b in
+                    let f = Int(f), b = Int(b)
+                    // Clipped pixels cannot follow a gain change; leave them out of the fit.
+                    guard f > 3, f < 252, b > 3, b < 252 else { return 1022 }
+                    return b < split ? f &- b &+ 255 : f &- b &+ 766
                 }
-                let split = Self.median(backgroundHistogram)
-                differences.withUnsafeMutableBufferPointer { histogram in
-                    for i in 0..<frame.count {
-                        let f = Int(frame[i])
-                        let b = Int(model[i])
-                        // Clipped pixels cannot follow a gain change; leave them out of the fit.
-                        guard f > 3, f < 252, b > 3, b < 252 else { continue }
-                        if b < split {
-                            histogram[f &- b &+ 255] &+= 1
-                            darkSum &+= b
-                        } else {
-                            histogram[f &- b &+ 766] &+= 1
-                            brightSum &+= b
-                        }
-                    }
+                // The sums of each half's background levels, in a loop of their own (it vectorises).
+                for i in 0..<frame.count {
+                    let f = frame[i], b = model[i]
+                    let used = f > 3 && f < 252 && b > 3 && b < 252
+                    let level = used ? Int(b) : 0
+                    if b < split { darkSum &+= level } else { brightSum &+= level }
                 }
             }
         }
+        differences.removeLast()
         let darkDifferences = Array(differences[0..<511]), brightDifferences = Array(differences[511...])
         let darkCount = darkDifferences.reduce(0, +), brightCount = brightDifferences.reduce(0, +)
         let minimum = pixels.count / 20
@@ -352,11 +350,7 @@ public struct MotionDetector: Sendable {
     static func medianDifference(_ a: [UInt8], _ b: [UInt8]) -> Int {
         var histogram = [Int](repeating: 0, count: 511)
         a.withUnsafeBufferPointer { a in
-            b.withUnsafeBufferPointer { b in
-                histogram.withUnsafeMutableBufferPointer { h in
-                    for i in 0..<a.count { h[Int(a[i]) - Int(b[i]) + 255] &+= 1 }
-                }
-            }
+            b.withUnsafeBufferPointer { b in count(pairs: a, b, into: &histogram) { Int($0) &- Int($1) &+ 255 } }
         }
         var seen = 0
         for (index, count) in histogram.enumerated() {
@@ -402,9 +396,7 @@ public struct MotionDetector: Sendable {
                             }
                             // A loop of its own: the scattered increments would keep the arithmetic above from
                             // being vectorised.
-                            counts.withUnsafeMutableBufferPointer { histogram in
-                                for value in UnsafeBufferPointer(raw) { histogram[Int(value)] &+= 1 }
-                            }
+                            Self.count(UnsafeBufferPointer(raw), into: &counts) { Int($0) }
                         }
                     }
                 }
@@ -418,28 +410,31 @@ public struct MotionDetector: Sendable {
     /// (max of the block to the upper left). A pixel survives only as part of a changed 2×2 block.
     private mutating func openResidual() {
         let w = width, h = height
-        // Written as whole-row loops without per-pixel edge tests, so the compiler vectorises them.
+        // Row pointers and whole-row loops without per-pixel edge tests or overflow checks: the compiler vectorises
+        // them.
         residual.withUnsafeBufferPointer { r in
             eroded.withUnsafeMutableBufferPointer { e in
+                let r = r.baseAddress!, e = e.baseAddress!
                 for y in 0..<(h - 1) {
-                    let i = y * w
+                    let top = r + y * w, below = top + w, out = e + y * w
                     for x in 0..<(w - 1) {
-                        e[i + x] = Swift.min(Swift.min(r[i + x], r[i + x + 1]), Swift.min(r[i + w + x], r[i + w + x + 1]))
+                        out[x] = Swift.min(Swift.min(top[x], top[x &+ 1]), Swift.min(below[x], below[x &+ 1]))
                     }
-                    e[i + w - 1] = 0
+                    out[w - 1] = 0
                 }
-                for x in 0..<w { e[(h - 1) * w + x] = 0 }
+                (e + (h - 1) * w).update(repeating: 0, count: w)
             }
         }
         eroded.withUnsafeBufferPointer { e in
             opened.withUnsafeMutableBufferPointer { o in
+                let e = e.baseAddress!, o = o.baseAddress!
                 o[0] = e[0]
-                for x in 1..<w { o[x] = Swift.max(e[x], e[x - 1]) }
+                for x in 1..<w { o[x] = Swift.max(e[x], e[x &- 1]) }
                 for y in 1..<h {
-                    let i = y * w
-                    o[i] = Swift.max(e[i], e[i - w])
+                    let row = e + y * w, above = row - w, out = o + y * w
+                    out[0] = Swift.max(row[0], above[0])
                     for x in 1..<w {
-                        o[i + x] = Swift.max(Swift.max(e[i + x], e[i + x - 1]), Swift.max(e[i + x - w], e[i + x - w - 1]))
+                        out[x] = Swift.max(Swift.max(row[x], row[x &- 1]), Swift.max(above[x], above[x &- 1]))
                     }
                 }
             }
@@ -454,16 +449,18 @@ public struct MotionDetector: Sendable {
         let limit = UInt8(Swift.min(threshold.rounded(.down), 255))  // value > threshold ⇔ value > ⌊threshold⌋
         var cellChanged = [Int](repeating: 0, count: 16)
         var changed = 0
-        let columnCell = (0..<w).map { $0 * 4 / w }
+        // Column x lies in cell column x · 4 / w: cell column c spans the columns from ⌈c · w / 4⌉ on.
+        let columnStarts = (0...4).map { ($0 * w + 3) / 4 }
         rawResidual.withUnsafeBufferPointer { o in
-            cellChanged.withUnsafeMutableBufferPointer { cells in
-                for y in 0..<h {
-                    let row = (y * 4 / h) * 4
-                    let start = y * w
-                    for x in 0..<w where o[start + x] > limit {
-                        cells[row + columnCell[x]] &+= 1
-                        changed &+= 1
-                    }
+            for y in 0..<h {
+                let cellRow = (y * 4 / h) * 4
+                let row = o.baseAddress! + y * w
+                for c in 0..<4 {
+                    // A count of comparisons over a run of columns: it vectorises, a branch per pixel does not.
+                    var count = 0
+                    for x in columnStarts[c]..<columnStarts[c + 1] { count &+= row[x] > limit ? 1 : 0 }
+                    cellChanged[cellRow + c] &+= count
+                    changed &+= count
                 }
             }
         }
@@ -546,6 +543,61 @@ public struct MotionDetector: Sendable {
                     model[i] = predicted + rate * difference
                 }
             }
+        }
+    }
+
+    /// Adds one to `histogram[bin(value)]` for every value. Four partial histograms, one per position modulo 4:
+    /// most values of a residual fall into a few bins, and consecutive increments of one counter wait on each
+    /// other (store-to-load forwarding) where four independent ones do not.
+    @inline(__always)
+    static func count(_ values: UnsafeBufferPointer<UInt8>, into histogram: inout [Int], bin: (UInt8) -> Int) {
+        let bins = histogram.count
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 4 * bins) { partial in
+            let p = partial.baseAddress!
+            p.initialize(repeating: 0, count: 4 * bins)
+            let (p0, p1, p2, p3) = (p, p + bins, p + 2 * bins, p + 3 * bins)
+            let n = values.count, v = values.baseAddress!
+            var i = 0
+            while i &+ 4 <= n {
+                p0[bin(v[i])] &+= 1
+                p1[bin(v[i &+ 1])] &+= 1
+                p2[bin(v[i &+ 2])] &+= 1
+                p3[bin(v[i &+ 3])] &+= 1
+                i &+= 4
+            }
+            while i < n {
+                p0[bin(v[i])] &+= 1
+                i &+= 1
+            }
+            for k in 0..<bins { histogram[k] &+= Int(p0[k] &+ p1[k] &+ p2[k] &+ p3[k]) }
+        }
+    }
+
+    /// ``count(_:into:bin:)`` over pairs of values at the same index of `a` and `b` (same length).
+    @inline(__always)
+    static func count(
+        pairs a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, into histogram: inout [Int],
+        bin: (UInt8, UInt8) -> Int
+    ) {
+        let bins = histogram.count
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 4 * bins) { partial in
+            let p = partial.baseAddress!
+            p.initialize(repeating: 0, count: 4 * bins)
+            let (p0, p1, p2, p3) = (p, p + bins, p + 2 * bins, p + 3 * bins)
+            let n = Swift.min(a.count, b.count), x = a.baseAddress!, y = b.baseAddress!
+            var i = 0
+            while i &+ 4 <= n {
+                p0[bin(x[i], y[i])] &+= 1
+                p1[bin(x[i &+ 1], y[i &+ 1])] &+= 1
+                p2[bin(x[i &+ 2], y[i &+ 2])] &+= 1
+                p3[bin(x[i &+ 3], y[i &+ 3])] &+= 1
+                i &+= 4
+            }
+            while i < n {
+                p0[bin(x[i], y[i])] &+= 1
+                i &+= 1
+            }
+            for k in 0..<bins { histogram[k] &+= Int(p0[k] &+ p1[k] &+ p2[k] &+ p3[k]) }
         }
     }
 

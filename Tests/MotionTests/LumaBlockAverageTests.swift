@@ -35,6 +35,37 @@ import Testing
         #expect(run(average, plane, stride: stride) == [1, 11, 21, 31, 41, 51])
     }
 
+    /// Rows added band by band, in any band sizes (a decoder's 16- or 32-row bands against 12-row blocks, single rows,
+    /// bands that overrun the picture), give exactly the plane of the whole picture.
+    @Test(arguments: [[16], [32], [1], [5, 7], [13], [12], [1088]])
+    func bandsAddUpToTheWholePicture(bandSizes: [Int]) {
+        let (w, h, stride) = (192, 108, 200)  // 12 × 12 blocks of a 16 × 9 plane
+        var state: UInt32 = 12345
+        let plane = (0..<(stride * h)).map { _ -> UInt8 in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return UInt8(truncatingIfNeeded: state >> 24)
+        }
+        let average = LumaBlockAverage(sourceWidth: w, sourceHeight: h, width: 16, height: 9, limitedRange: true)!
+        let whole = run(average, plane, stride: stride)
+        var banded = [UInt8](repeating: 0, count: 16 * 9)
+        var totals = [UInt16](repeating: 0, count: w)
+        var row = 0, band = 0
+        plane.withUnsafeBufferPointer { p in
+            banded.withUnsafeMutableBufferPointer { o in
+                totals.withUnsafeMutableBufferPointer { t in
+                    while row < h {
+                        let count = bandSizes[band % bandSizes.count]
+                        average.addRows(p.baseAddress! + row * stride, stride: stride, first: row, count: count,
+                                        into: o.baseAddress!, columnTotals: t.baseAddress!)
+                        row += count
+                        band += 1
+                    }
+                }
+            }
+        }
+        #expect(banded == whole)
+    }
+
     private func run(_ average: LumaBlockAverage, _ plane: [UInt8], stride: Int) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: average.width * average.height)
         var totals = [UInt16](repeating: 0, count: average.sourceWidth)
@@ -62,5 +93,29 @@ import Testing
                 return
             }
         }
+    }
+}
+
+/// The detector's four-way histograms count exactly what one counter per bin counts, at every length (the tail that
+/// is not a multiple of four included).
+@Suite struct SplitHistogramTests {
+    @Test(arguments: [0, 1, 3, 4, 7, 14_400, 14_403])
+    func countsEveryValueOnce(length: Int) {
+        var state: UInt32 = 7
+        let values = (0..<length).map { _ -> UInt8 in
+            state = state &* 1_103_515_245 &+ 12345
+            return UInt8(truncatingIfNeeded: state >> 16) % 9  // few bins: neighbours collide, as in a residual
+        }
+        let others = values.reversed().map { $0 &* 3 }
+        var expected = [Int](repeating: 0, count: 256), histogram = expected
+        for v in values { expected[Int(v)] += 1 }
+        values.withUnsafeBufferPointer { MotionDetector.count($0, into: &histogram) { Int($0) } }
+        #expect(histogram == expected)
+        var expectedPairs = [Int](repeating: 0, count: 511), pairs = expectedPairs
+        for (a, b) in zip(values, others) { expectedPairs[Int(a) - Int(b) + 255] += 1 }
+        values.withUnsafeBufferPointer { a in
+            others.withUnsafeBufferPointer { b in MotionDetector.count(pairs: a, b, into: &pairs) { Int($0) - Int($1) + 255 } }
+        }
+        #expect(pairs == expectedPairs)
     }
 }
