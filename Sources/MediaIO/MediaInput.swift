@@ -43,7 +43,15 @@ public final class MediaInput {
         // read the stream parameters, and that high-water mark stays in the process's peak memory.
         let streamCount = Int(ctx.pointee.nb_streams)
         var probeOptions = [OpaquePointer?](repeating: nil, count: max(streamCount, 1))
-        for i in 0..<streamCount { av_dict_set(&probeOptions[i], "threads", "1", 0) }
+        for i in 0..<streamCount {
+            av_dict_set(&probeOptions[i], "threads", "1", 0)
+            // The pictures probing decodes (seven, for H.264's reorder delay) only tell the stream's parameters: not
+            // deblocking them is a fifth less work on the way to the first packet.
+            if ctx.pointee.streams[i]!.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO {
+                av_dict_set(&probeOptions[i], "skip_loop_filter", "all", 0)
+                av_dict_set(&probeOptions[i], "flags2", "+fast", 0)
+            }
+        }
         defer { for i in 0..<streamCount { av_dict_free(&probeOptions[i]) } }
         let probed = avformat_find_stream_info(ctx, &probeOptions)
         if probed < 0 {

@@ -34,6 +34,7 @@ final class SessionWriter {
     private var videoEndTicks: Int64 = 0
     private var clip: ClipSink?
     private let files: SegmentFileWriter
+    private let output: FileOutputQueue
     private let emit: (@Sendable (RecordingEvent) -> Void)?
     /// CMAF Interface-2 (DASH): `index.mpd` beside the tracks, dynamic first, static at the end.
     private let writesManifest: Bool
@@ -54,10 +55,11 @@ final class SessionWriter {
         self.layout = layout
         self.start = start
         files = SegmentFileWriter(root: layout.root)
+        output = FileOutputQueue(name: "pushav-output-\(layout.session)")
         planner = SegmentPlanner(segmentDuration: segmentDuration, chunkDuration: chunkDuration)
         self.video = try TrackOutput(role: .video, conditioner: video, sourceCodec: videoCodec, start: start,
-                                     layout: layout, files: files, emit: emit, encryption: encryption,
-                                     announceHeader: !manifest)
+                                     layout: layout, files: files, output: output, emit: emit,
+                                     encryption: encryption, announceHeader: !manifest)
         let ts = self.video.muxer.timeBase
         let fps = (frameRate ?? 0) > 0 ? frameRate! : 30
         videoFrameDuration = max(1, Int64((Double(ts.den) / Double(ts.num) / fps).rounded()))
@@ -81,9 +83,17 @@ final class SessionWriter {
         }
         if writeClip {
             try FileManager.default.createDirectory(at: layout.url("clips"), withIntermediateDirectories: true)
-            clip = ClipSink(path: layout.url(layout.clipPath).path, expectsAudio: audio != nil)
+            clip = ClipSink(path: layout.url(layout.clipPath).path, expectsAudio: audio != nil, output: output)
         }
     }
+
+    deinit {
+        // What is queued is still written (a session abandoned on an error keeps what it had); then the thread ends.
+        output.close()
+    }
+
+    /// Waits until what was queued for disk is there (tests).
+    func waitForOutput() throws { try output.drain() }
 
     /// Writes a video packet; the first one must be a random-access packet at ``start``.
     func writeVideo(_ packet: Packet, isRandomAccess: Bool) throws {
@@ -143,6 +153,8 @@ final class SessionWriter {
         try video.cut(endSegment: true, final: true)
         try audio?.cut(endSegment: true, final: true)
         try clip?.finish(writer: self)
+        // Everything of the session is on disk before its record is handed out.
+        try output.drain()
         if video.segments.isEmpty {
             // Not one video frame reached the muxer (the input failed first): headers without media are no session,
             // so nothing of it stays on disk, and the record has no track.
@@ -175,7 +187,7 @@ final class SessionWriter {
 
     private func writeManifest(_ manifest: DASHManifest, isFinal: Bool) throws {
         let bytes = Array(manifest.xml.utf8)
-        try files.write(bytes, to: layout.manifestPath)
+        try files.write(bytes, to: layout.manifestPath, on: output)
         emit?(.manifest(session: layout.session, isFinal: isFinal, path: layout.manifestPath, bytes: bytes))
     }
 
@@ -210,7 +222,8 @@ final class SessionWriter {
     private func audioTrack(_ source: any TrackConditioner) throws -> TrackOutput {
         if let audio { return audio }
         let track = try TrackOutput(role: .audio, conditioner: source, sourceCodec: audioCodec ?? "unknown",
-                                    start: start, layout: layout, files: files, emit: emit, encryption: encryption)
+                                    start: start, layout: layout, files: files, output: output, emit: emit,
+                                    encryption: encryption)
         audio = track
         return track
     }
@@ -238,46 +251,62 @@ final class SessionWriter {
 
 /// Feeds the playable clip file. Its muxer needs both tracks' parameters up front, and the audio track's only exist
 /// once its first packet is through; until then packets wait here (bounded: after 2 s of video without audio the
-/// clip is written without audio).
+/// clip is written without audio). The muxer itself lives on the session's output thread: it is made, fed and
+/// finished there, each packet handed over as a reference of its own.
 private final class ClipSink {
     let path: String
     let expectsAudio: Bool
-    private var writer: ClipFileWriter?
+    private let output: FileOutputQueue
+    /// Set and used on the output thread only.
+    private final class Muxer { var writer: ClipFileWriter? }
+    private let muxer = Muxer()
+    private var opened = false
     private var waiting: [(Packet, MediaKind, (pts: Int64, dts: Int64, duration: Int64))] = []
     private var waitedVideoTicks: Int64 = 0
-    private var broken = false
 
-    init(path: String, expectsAudio: Bool) {
+    init(path: String, expectsAudio: Bool, output: FileOutputQueue) {
         self.path = path
         self.expectsAudio = expectsAudio
+        self.output = output
     }
 
     func add(
         _ packet: Packet, kind: MediaKind, timing: (pts: Int64, dts: Int64, duration: Int64), timeBase: TimeBase,
         writer session: SessionWriter
     ) throws {
-        if let writer {
-            try writer.write(packet, kind: kind, pts: timing.pts, dts: timing.dts, duration: timing.duration)
+        let reference = try packet.reference()  // the caller's packet is reused; this one goes to the output thread
+        if opened {
+            let muxer = self.muxer
+            try output.enqueue(bytes: reference.size) {
+                try muxer.writer?.write(reference, kind: kind, pts: timing.pts, dts: timing.dts, duration: timing.duration)
+            }
             return
         }
-        waiting.append((try packet.reference(), kind, timing))
+        waiting.append((reference, kind, timing))
         if kind == .video { waitedVideoTicks = timing.pts + timing.duration }
         let waitedTooLong = kind == .video && timeBase.time(waitedVideoTicks) > .seconds(2)
         if !expectsAudio || session.hasAudioTrack || waitedTooLong { try open(session) }
     }
 
     func finish(writer session: SessionWriter) throws {
-        if writer == nil && !waiting.isEmpty { try open(session) }
-        try writer?.finish()
+        if !opened && !waiting.isEmpty { try open(session) }
+        let muxer = self.muxer
+        try output.enqueue(bytes: 0) { try muxer.writer?.finish() }
     }
 
     private func open(_ session: SessionWriter) throws {
         let withAudio = session.hasAudioTrack
-        let opened = try ClipFileWriter(path: path, tracks: try session.clipTracks(withAudio: withAudio))
-        writer = opened
-        for (packet, kind, t) in waiting where kind == .video || withAudio {
-            try opened.write(packet, kind: kind, pts: t.pts, dts: t.dts, duration: t.duration)
-        }
+        let tracks = try session.clipTracks(withAudio: withAudio)
+        let packets = waiting.filter { $0.1 == .video || withAudio }
+        let (muxer, path) = (self.muxer, self.path)
+        opened = true
         waiting.removeAll()
+        try output.enqueue(bytes: packets.reduce(0) { $0 + $1.0.size }) {
+            let opened = try ClipFileWriter(path: path, tracks: tracks)
+            muxer.writer = opened
+            for (packet, kind, t) in packets {
+                try opened.write(packet, kind: kind, pts: t.pts, dts: t.dts, duration: t.duration)
+            }
+        }
     }
 }

@@ -19,6 +19,7 @@ final class TrackOutput {
     let audioFrameTicks: Int64
     private let layout: SessionLayout
     private let files: SegmentFileWriter
+    private let output: FileOutputQueue
     private let emit: (@Sendable (RecordingEvent) -> Void)?
     private(set) var segments: [SegmentRecord] = []
     private var openBytes: [UInt8] = []
@@ -37,9 +38,10 @@ final class TrackOutput {
 
     init(
         role: MediaTrackRole, conditioner: any TrackConditioner, sourceCodec: String, start: MediaTime,
-        layout: SessionLayout, files: SegmentFileWriter, emit: (@Sendable (RecordingEvent) -> Void)?,
-        encryption: CommonEncryption? = nil, announceHeader: Bool = true
+        layout: SessionLayout, files: SegmentFileWriter, output: FileOutputQueue,
+        emit: (@Sendable (RecordingEvent) -> Void)?, encryption: CommonEncryption? = nil, announceHeader: Bool = true
     ) throws {
+        self.output = output
         self.encryption = encryption
         self.emit = emit
         self.role = role
@@ -62,7 +64,7 @@ final class TrackOutput {
         // protected before they leave this type.
         let clearHeader = muxer.initSegment
         headerBytes = try encryption.map { try $0.protectHeader(clearHeader) } ?? clearHeader
-        try files.write(headerBytes, to: layout.initPath(role))
+        try files.write(headerBytes, to: layout.initPath(role), on: output)
         if announceHeader { self.announceHeader() }
     }
 
@@ -115,7 +117,7 @@ final class TrackOutput {
         }
         guard endSegment || final, openSamples > 0 else { return }
         let path = layout.segmentPath(role, number: number)
-        try files.write(openBytes, to: path)
+        try files.write(openBytes, to: path, on: output)
         emit?(.segmentFinished(session: layout.session, track: layout.trackName(role), number: 1000 + number,
                                path: path, bytes: openBytes))
         // Report what the boxes say, not what we asked for: the muxer derives sample durations from decode-time
@@ -144,6 +146,11 @@ final class TrackOutput {
 /// must survive power loss, syncs on its own terms.
 struct SegmentFileWriter {
     let root: URL
+
+    /// Writes on the session's output thread (see ``FileOutputQueue``).
+    func write(_ bytes: [UInt8], to relativePath: String, on output: FileOutputQueue) throws {
+        try output.enqueue(bytes: bytes.count) { try write(bytes, to: relativePath) }
+    }
 
     func write(_ bytes: [UInt8], to relativePath: String) throws {
         let url = root.appendingPathComponent(relativePath)

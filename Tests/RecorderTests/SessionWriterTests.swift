@@ -17,7 +17,8 @@ struct SessionWriterTests {
         let writer = try SessionWriter(
             layout: layout, start: .zero, video: video, videoCodec: "h264", frameRate: 30, audio: nil, audioCodec: nil,
             segmentDuration: .seconds(4), chunkDuration: nil, writeClip: true)
-        // The CMAF header is written when the session opens.
+        // The CMAF header is written when the session opens (on its output thread).
+        try writer.waitForOutput()
         #expect(FileManager.default.fileExists(atPath: layout.url(layout.initPath(.video)).path))
 
         let record = try writer.finish(at: nil, reason: "endOfInput")
