@@ -39,8 +39,9 @@ let package = Package(
         ),
         // Pure Swift: media time arithmetic, segment/chunk planning, clip timeline (no FFmpeg, no I/O).
         .target(name: "Timeline"),
-        // Pure Swift: motion detection over a downscaled luma plane.
-        .target(name: "Motion"),
+        // Motion detection over a downscaled luma plane: pure logic, no I/O; one AVX2 kernel in C beside it.
+        .target(name: "CLumaKernels"),
+        .target(name: "Motion", dependencies: ["CLumaKernels"]),
         // Pure Swift: ISO-BMFF / CMAF box reader, codec strings and conformance checks (no FFmpeg).
         .target(
             name: "CMAF",

@@ -18,11 +18,46 @@ import Testing
     @Test(arguments: [
         (0, false, 0), (255, false, 255), (128, false, 128),
         (16, true, 0), (235, true, 255), (0, true, 0), (255, true, 255), (126, true, 128), (17, true, 1), (234, true, 254),
-    ])
-    func flatPicture(level: (Int, Bool, Int)) {
-        let average = LumaBlockAverage(sourceWidth: 48, sourceHeight: 24, width: 4, height: 2, limitedRange: level.1)!
+    ], [true, false])
+    func flatPicture(level: (Int, Bool, Int), allowAVX2: Bool) {
+        let average = LumaBlockAverage(sourceWidth: 48, sourceHeight: 24, width: 4, height: 2, limitedRange: level.1,
+                                       allowAVX2: allowAVX2)!
         let plane = [UInt8](repeating: UInt8(level.0), count: 48 * 24)
         #expect(run(average, plane, stride: 48) == [UInt8](repeating: UInt8(level.2), count: 8))
+    }
+
+    /// The AVX2 pair sums, the portable pair sums and the portable column sums give the same plane, whole and band
+    /// by band, on random pictures of the geometries cameras send (and one with odd blocks, which sums columns).
+    @Test(arguments: [(1920, 1080, 160, 90), (1280, 720, 160, 90), (640, 360, 160, 90), (3840, 2160, 160, 90),
+                      (480, 270, 160, 90), (1936, 1088, 242, 136), (200, 100, 100, 50)])
+    func kernelsAgree(geometry: (Int, Int, Int, Int)) {
+        let (w, h, pw, ph) = geometry
+        let stride = w + 32
+        var state: UInt32 = UInt32(w * h)
+        let plane = (0..<(stride * h)).map { _ -> UInt8 in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return UInt8(truncatingIfNeeded: state >> 24)
+        }
+        let fast = LumaBlockAverage(sourceWidth: w, sourceHeight: h, width: pw, height: ph, limitedRange: true)!
+        let portable = LumaBlockAverage(sourceWidth: w, sourceHeight: h, width: pw, height: ph, limitedRange: true,
+                                        allowAVX2: false)!
+        #expect(fast.sumsPairs == (fast.blockWidth % 2 == 0))
+        #expect(fast.usesAVX2 == (fast.sumsPairs && LumaBlockAverage.cpuHasAVX2))
+        #expect(!portable.usesAVX2)
+        let expected = run(portable, plane, stride: stride)
+        #expect(run(fast, plane, stride: stride) == expected)
+        #expect(runInBands(fast, plane, stride: stride, bandSizes: [16]) == expected)
+        #expect(runInBands(portable, plane, stride: stride, bandSizes: [5, 11]) == expected)
+        // Every plane pixel is the rounded, range-expanded mean of its own block (checked on a few).
+        for (x, y) in [(0, 0), (pw - 1, ph - 1), (pw / 2, ph / 3)] {
+            var total = 0
+            for r in 0..<fast.blockHeight {
+                for c in 0..<fast.blockWidth { total += Int(plane[(y * fast.blockHeight + r) * stride + x * fast.blockWidth + c]) }
+            }
+            let n = Double(fast.blockWidth * fast.blockHeight)
+            let level = min(255, max(0, ((Double(total) / n - 16) * 255 / 219).rounded()))
+            #expect(abs(Int(expected[y * pw + x]) - Int(level)) <= 1)
+        }
     }
 
     /// Each plane pixel is the rounded mean of its own block only, read through a stride wider than the picture.
@@ -45,15 +80,21 @@ import Testing
             state = state &* 1_664_525 &+ 1_013_904_223
             return UInt8(truncatingIfNeeded: state >> 24)
         }
-        let average = LumaBlockAverage(sourceWidth: w, sourceHeight: h, width: 16, height: 9, limitedRange: true)!
-        let whole = run(average, plane, stride: stride)
-        var banded = [UInt8](repeating: 0, count: 16 * 9)
-        var totals = [UInt16](repeating: 0, count: w)
+        for allowAVX2 in [true, false] {
+            let average = LumaBlockAverage(sourceWidth: w, sourceHeight: h, width: 16, height: 9, limitedRange: true,
+                                           allowAVX2: allowAVX2)!
+            #expect(runInBands(average, plane, stride: stride, bandSizes: bandSizes) == run(average, plane, stride: stride))
+        }
+    }
+
+    private func runInBands(_ average: LumaBlockAverage, _ plane: [UInt8], stride: Int, bandSizes: [Int]) -> [UInt8] {
+        var banded = [UInt8](repeating: 0, count: average.width * average.height)
+        var totals = [UInt16](repeating: 0, count: average.sourceWidth)
         var row = 0, band = 0
         plane.withUnsafeBufferPointer { p in
             banded.withUnsafeMutableBufferPointer { o in
                 totals.withUnsafeMutableBufferPointer { t in
-                    while row < h {
+                    while row < average.sourceHeight {
                         let count = bandSizes[band % bandSizes.count]
                         average.addRows(p.baseAddress! + row * stride, stride: stride, first: row, count: count,
                                         into: o.baseAddress!, columnTotals: t.baseAddress!)
@@ -63,7 +104,7 @@ import Testing
                 }
             }
         }
-        #expect(banded == whole)
+        return banded
     }
 
     private func run(_ average: LumaBlockAverage, _ plane: [UInt8], stride: Int) -> [UInt8] {
