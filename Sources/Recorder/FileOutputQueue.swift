@@ -20,6 +20,8 @@ final class FileOutputQueue: @unchecked Sendable {
     private var running = false
     private var failure: (any Error)?
     private var closed = false
+    /// The output thread waits for work (an enqueue must wake it).
+    private var threadIdle = false
     /// Callers waiting in ``enqueue(bytes:_:)`` for room (tests watch it).
     var waitingCallers: Int { condition.withLock { waiting } }
     private var waiting = 0
@@ -44,14 +46,19 @@ final class FileOutputQueue: @unchecked Sendable {
             precondition(!closed, "enqueue after close")
             items.append((bytes, work))
             queuedBytes += bytes
-            condition.broadcast()
+            // Wake the output thread only when it sleeps on an empty queue: a signal per packet costs a system call.
+            if threadIdle { condition.broadcast() }
         }
     }
 
     /// Waits until everything queued has run; throws the first failure.
     func drain() throws {
         try condition.withLock {
-            while failure == nil, !items.isEmpty || running { condition.wait() }
+            while failure == nil, !items.isEmpty || running {
+                waiting += 1
+                condition.wait()
+                waiting -= 1
+            }
             if let failure { throw failure }
         }
     }
@@ -66,22 +73,34 @@ final class FileOutputQueue: @unchecked Sendable {
 
     private func run() {
         while true {
-            let item: (bytes: Int, work: () throws -> Void)? = condition.withLock {
-                while items.isEmpty && !closed { condition.wait() }
-                guard !items.isEmpty else { return nil }
-                running = true
-                return items.removeFirst()
+            // Everything queued so far, taken at once.
+            let batch: [(bytes: Int, work: () throws -> Void)] = condition.withLock {
+                while items.isEmpty && !closed {
+                    threadIdle = true
+                    condition.wait()
+                    threadIdle = false
+                }
+                running = !items.isEmpty
+                defer { items.removeAll(keepingCapacity: true) }
+                return items
             }
-            guard let item else { return }
-            var error: (any Error)?
-            if condition.withLock({ failure == nil }) {
-                do { try item.work() } catch let thrown { error = thrown }
+            guard !batch.isEmpty else { return }
+            var failed = condition.withLock { failure != nil }
+            for item in batch {
+                var error: (any Error)?
+                if !failed {
+                    do { try item.work() } catch let thrown { error = thrown }
+                }
+                condition.withLock {
+                    if failure == nil, let error { failure = error }
+                    failed = failure != nil
+                    queuedBytes -= item.bytes
+                    if waiting > 0 { condition.broadcast() }
+                }
             }
             condition.withLock {
-                if failure == nil, let error { failure = error }
-                queuedBytes -= item.bytes
                 running = false
-                condition.broadcast()
+                if waiting > 0 { condition.broadcast() }
             }
         }
     }
