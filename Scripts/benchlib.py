@@ -36,37 +36,36 @@ def prepare():
 _MOVING_BOX = ("[0:v][1:v]overlay=x='if(lt(t,10),200,if(lt(t,14),200+(t-10)*300,if(lt(t,35),1400,"
                "if(lt(t,38),1400-(t-35)*300,500))))':y=400:eval=frame,format=yuv420p[v]")
 
+def _camera(bframes):
+    """The moving-box camera picture, encoded like x264's defaults (3 B-frames, B-pyramid) or P-only (most IP
+    cameras: every picture a reference picture)."""
+    return [
+        "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30,trim=end_frame=1,loop=loop=-1:size=1,setpts=N/30/TB,"
+                             "noise=alls=10:allf=t,trim=duration=60",
+        "-f", "lavfi", "-i", "color=c=white:size=240x240:rate=30:duration=60",
+        "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=60",
+        "-filter_complex", _MOVING_BOX, "-map", "[v]", "-map", "2:a",
+        "-c:v", "libx264", "-preset", "veryfast", *([] if bframes else ["-bf", "0"]), "-b:v", "4M", "-maxrate", "4M",
+        "-bufsize", "8M", "-g", "60", "-keyint_min", "60", "-sc_threshold", "0", "-c:a", "aac", "-b:a", "96k"]
+
+
+def _pattern(bframes):
+    """A moving test pattern with noise everywhere: every segment full of data, the remux worst case."""
+    return [
+        "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30,noise=alls=8:allf=t",
+        "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "60",
+        "-c:v", "libx264", "-preset", "veryfast", *([] if bframes else ["-bf", "0"]), "-b:v", "4M", "-maxrate", "4M",
+        "-bufsize", "8M", "-g", "60", "-keyint_min", "60", "-sc_threshold", "0", "-c:a", "aac", "-b:a", "128k"]
+
+
 # name -> (what it is, ffmpeg arguments after `-y`, without the output)
 INPUTS = {
-    # x264's defaults at -preset veryfast: 3 B-frames, B-pyramid; the file bench-record has always measured.
-    "motion-bframes": ("60 s 1080p30 H.264 with B-frames, 4 Mb/s + AAC, a box moving at 10-14 s and 35-38 s", [
-        "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30,trim=end_frame=1,loop=loop=-1:size=1,setpts=N/30/TB,"
-                             "noise=alls=10:allf=t,trim=duration=60",
-        "-f", "lavfi", "-i", "color=c=white:size=240x240:rate=30:duration=60",
-        "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=60",
-        "-filter_complex", _MOVING_BOX, "-map", "[v]", "-map", "2:a",
-        "-c:v", "libx264", "-preset", "veryfast", "-b:v", "4M", "-maxrate", "4M", "-bufsize", "8M",
-        "-g", "60", "-keyint_min", "60", "-sc_threshold", "0", "-c:a", "aac", "-b:a", "96k"]),
-    # The same picture as most IP cameras send it: P-frames only (every picture is a reference picture).
-    "motion-ponly": ("60 s 1080p30 H.264 P-only, 4 Mb/s + AAC, a box moving at 10-14 s and 35-38 s", [
-        "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30,trim=end_frame=1,loop=loop=-1:size=1,setpts=N/30/TB,"
-                             "noise=alls=10:allf=t,trim=duration=60",
-        "-f", "lavfi", "-i", "color=c=white:size=240x240:rate=30:duration=60",
-        "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=60",
-        "-filter_complex", _MOVING_BOX, "-map", "[v]", "-map", "2:a",
-        "-c:v", "libx264", "-preset", "veryfast", "-bf", "0", "-b:v", "4M", "-maxrate", "4M", "-bufsize", "8M",
-        "-g", "60", "-keyint_min", "60", "-sc_threshold", "0", "-c:a", "aac", "-b:a", "96k"]),
-    # Moving test pattern with noise everywhere: every segment full of data, the remux worst case.
-    "remux-bframes": ("60 s 1080p30 H.264 with B-frames, 4 Mb/s + AAC", [
-        "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30,noise=alls=8:allf=t",
-        "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "60",
-        "-c:v", "libx264", "-preset", "veryfast", "-b:v", "4M", "-maxrate", "4M", "-bufsize", "8M",
-        "-g", "60", "-keyint_min", "60", "-sc_threshold", "0", "-c:a", "aac", "-b:a", "128k"]),
-    "remux-ponly": ("60 s 1080p30 H.264 P-only, 4 Mb/s + AAC", [
-        "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30,noise=alls=8:allf=t",
-        "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "60",
-        "-c:v", "libx264", "-preset", "veryfast", "-bf", "0", "-b:v", "4M", "-maxrate", "4M", "-bufsize", "8M",
-        "-g", "60", "-keyint_min", "60", "-sc_threshold", "0", "-c:a", "aac", "-b:a", "128k"]),
+    "motion-bframes": ("60 s 1080p30 H.264 with B-frames, 4 Mb/s + AAC, a box moving at 10-14 s and 35-38 s",
+                       _camera(bframes=True)),
+    "motion-ponly": ("60 s 1080p30 H.264 P-only, 4 Mb/s + AAC, a box moving at 10-14 s and 35-38 s",
+                     _camera(bframes=False)),
+    "remux-bframes": ("60 s 1080p30 H.264 with B-frames, 4 Mb/s + AAC", _pattern(bframes=True)),
+    "remux-ponly": ("60 s 1080p30 H.264 P-only, 4 Mb/s + AAC", _pattern(bframes=False)),
 }
 
 
