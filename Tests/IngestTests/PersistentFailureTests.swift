@@ -73,7 +73,10 @@ import Testing
         let outcome = await Result.awaiting {
             try await PushavProcess.run(
                 ["record", input.path, "--out", setup.directory.appendingPathComponent("out").path, "--trigger", "continuous",
-                 "--segment-duration", "1000", "--no-audio", "--no-clip", "--retry-budget", "\(budget)", "--max-backoff", "300"]
+                 // 4 s segments: the request deadline follows the segment duration (2 × 4 s), so a loaded CI machine whose
+                 // in-process endpoint answers the header late still gets it there (with 1 s segments its 2 s deadline
+                 // ran out three times and no segment was ever sent).
+                 "--segment-duration", "4000", "--no-audio", "--no-clip", "--retry-budget", "\(budget)", "--max-backoff", "300"]
                     + Self.pushArguments(setup, port: server.port),
                 log: setup.directory.appendingPathComponent("record.log")
             ) {
