@@ -98,9 +98,7 @@ final class BandAveragedPlanes {
     /// The plane of a picture the decoder handed out, or nil when its geometry needs swscale.
     func plane(of frame: UnsafePointer<AVFrame>) -> [UInt8]? {
         let p = frame.pointee
-        guard let average = averaging(PictureGeometry(width: Int(p.width), height: Int(p.height), format: p.format)),
-              let luma = p.data.0
-        else { return nil }
+        guard let average = averaging(PictureGeometry(of: p)), let luma = p.data.0 else { return nil }
         let key = UnsafeMutableRawPointer(luma)
         if let index = finished.firstIndex(where: { $0.key == key }) {
             let pixels = finished.remove(at: index).pixels
@@ -116,10 +114,7 @@ final class BandAveragedPlanes {
 
     /// The plane averaged from the finished picture (what the bands must add up to), or nil as ``plane(of:)``.
     func wholePicturePlane(of frame: UnsafePointer<AVFrame>) -> [UInt8]? {
-        let p = frame.pointee
-        return averaging(PictureGeometry(width: Int(p.width), height: Int(p.height), format: p.format)).map {
-            wholePicture(frame, $0)
-        }
+        averaging(PictureGeometry(of: frame.pointee)).map { wholePicture(frame, $0) }
     }
 
     private func wholePicture(_ frame: UnsafePointer<AVFrame>, _ average: LumaBlockAverage) -> [UInt8] {
@@ -139,6 +134,15 @@ struct PictureGeometry: Equatable {
     let width: Int
     let height: Int
     let format: Int32
+
+    /// The geometry of a decoded picture as handed out.
+    init(of picture: AVFrame) {
+        self.init(width: Int(picture.width), height: Int(picture.height), format: picture.format)
+    }
+
+    init(width: Int, height: Int, format: Int32) {
+        (self.width, self.height, self.format) = (width, height, format)
+    }
 
     enum LumaRange { case limited, full }
 

@@ -546,34 +546,15 @@ public struct MotionDetector: Sendable {
         }
     }
 
-    /// Adds one to `histogram[bin(value)]` for every value. Four partial histograms, one per position modulo 4:
-    /// most values of a residual fall into a few bins, and consecutive increments of one counter wait on each
-    /// other (store-to-load forwarding) where four independent ones do not.
+    /// Adds one to `histogram[bin(value)]` for every value (``count(pairs:_:into:bin:)`` over the values alone).
     @inline(__always)
     static func count(_ values: UnsafeBufferPointer<UInt8>, into histogram: inout [Int], bin: (UInt8) -> Int) {
-        let bins = histogram.count
-        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 4 * bins) { partial in
-            let p = partial.baseAddress!
-            p.initialize(repeating: 0, count: 4 * bins)
-            let (p0, p1, p2, p3) = (p, p + bins, p + 2 * bins, p + 3 * bins)
-            let n = values.count, v = values.baseAddress!
-            var i = 0
-            while i &+ 4 <= n {
-                p0[bin(v[i])] &+= 1
-                p1[bin(v[i &+ 1])] &+= 1
-                p2[bin(v[i &+ 2])] &+= 1
-                p3[bin(v[i &+ 3])] &+= 1
-                i &+= 4
-            }
-            while i < n {
-                p0[bin(v[i])] &+= 1
-                i &+= 1
-            }
-            for k in 0..<bins { histogram[k] &+= Int(p0[k] &+ p1[k] &+ p2[k] &+ p3[k]) }
-        }
+        count(pairs: values, values, into: &histogram) { value, _ in bin(value) }
     }
 
-    /// ``count(_:into:bin:)`` over pairs of values at the same index of `a` and `b` (same length).
+    /// Adds one to `histogram[bin(a[i], b[i])]` for every index of `a` and `b` (same length). Four partial histograms,
+    /// one per position modulo 4: most values of a residual fall into a few bins, and consecutive increments of one
+    /// counter wait on each other (store-to-load forwarding) where four independent ones do not.
     @inline(__always)
     static func count(
         pairs a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, into histogram: inout [Int],

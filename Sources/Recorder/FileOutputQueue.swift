@@ -22,7 +22,7 @@ final class FileOutputQueue: @unchecked Sendable {
     private var closed = false
     /// The output thread waits for work (an enqueue must wake it).
     private var threadIdle = false
-    /// Callers waiting in ``enqueue(bytes:_:)`` for room (tests watch it).
+    /// Callers waiting in ``enqueue(bytes:_:)`` for room or in ``drain()`` (tests watch it).
     var waitingCallers: Int { condition.withLock { waiting } }
     private var waiting = 0
 
