@@ -20,7 +20,7 @@ final class ClipRunner {
     private var nextSession: Int
     private var open: OpenClip?
     private var closing: [OpenClip] = []
-    /// A Begin that found no keyframe at or before its anchor yet; it starts at the next one.
+    /// A Begin whose keyframe is not known yet (see ``startPendingIfPossible(buffer:)``).
     private var pendingBegin: ClipBegin?
     private(set) var records: [SessionRecord] = []
     /// Clips that were activated but could not be recorded (times on the input timeline, not yet rebased).
@@ -142,26 +142,35 @@ final class ClipRunner {
         }
     }
 
-    /// Opens a session at the keyframe the pre-roll rule picks.
+    /// Opens a session at the keyframe the pre-roll rule picks, as soon as the buffer can tell.
     private func start(_ begin: ClipBegin, buffer: PreRollBuffer) throws {
-        let preRoll = begin.trigger == .continuous ? MediaTime.zero : policy.maxPreRoll
-        if let choice = PreRollRule.start(keyframes: buffer.keyframes, trigger: begin.anchor, maxPreRoll: preRoll),
-            let keyframe = buffer.keyframe(at: choice.start)
-        {
-            try open(begin, at: keyframe, buffer: buffer)
-        } else {
-            if let superseded = pendingBegin {
-                drop(superseded, reason: "no random access picture arrived before the next clip began")
-            }
-            pendingBegin = begin
-            try startPendingIfPossible(buffer: buffer)
+        if let superseded = pendingBegin {
+            drop(superseded, reason: "no random access picture arrived before the next clip began")
         }
+        pendingBegin = begin
+        try startPendingIfPossible(buffer: buffer)
     }
 
+    /// The pending Begin's keyframe is known once the buffered video has reached its anchor: the one the pre-roll
+    /// rule picks, or (no keyframe at or before the anchor: the stream had none yet) the first one after it.
+    ///
+    /// Why wait for the anchor: the buffer holds the conditioned stream, which can lag the analysed one — a
+    /// transcoder's encoder hands its pictures out a second or more late, so when motion is seen the keyframe before
+    /// it may not be in the buffer yet; deciding then started the clip at the next keyframe, after its trigger.
     private func startPendingIfPossible(buffer: PreRollBuffer) throws {
         guard let begin = pendingBegin,
-            let keyframe = buffer.live.first(where: { $0.kind == .video && $0.isRandomAccess && $0.pts >= begin.anchor })
+              buffer.live.contains(where: { $0.kind == .video && $0.pts >= begin.anchor })
         else { return }
+        let preRoll = begin.trigger == .continuous ? MediaTime.zero : policy.maxPreRoll
+        let keyframe: PreRollBuffer.Entry
+        if let choice = PreRollRule.start(keyframes: buffer.keyframes, trigger: begin.anchor, maxPreRoll: preRoll),
+           let chosen = buffer.keyframe(at: choice.start) {
+            keyframe = chosen
+        } else if let next = buffer.live.first(where: { $0.kind == .video && $0.isRandomAccess && $0.pts >= begin.anchor }) {
+            keyframe = next
+        } else {
+            return
+        }
         pendingBegin = nil
         try open(begin, at: keyframe, buffer: buffer)
     }

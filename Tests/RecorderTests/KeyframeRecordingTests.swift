@@ -106,6 +106,34 @@ struct KeyframeRecordingTests {
         #expect(violations.isEmpty, "\(violations)")
     }
 
+    /// A transcoded stream (MPEG-2 video becomes H.264): the encoder hands its pictures out late, so when motion is seen
+    /// at 4.3 s the keyframe it forced at 4 s is not in the pre-roll buffer yet. The clip must still start on that
+    /// keyframe, before its trigger; it used to start on the next one (8 s), after the trigger, with a negative
+    /// pre-roll and 3.7 s of the event missing.
+    @Test func transcodedClipStartsOnTheKeyframeBeforeItsTrigger() async throws {
+        let dir = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("mpeg2.ts")
+        try await SyntheticVideo.encode(to: input, seconds: 12, motion: (start: 4.3, end: 6),
+                                        videoArguments: ["-c:v", "mpeg2video", "-b:v", "2M", "-f", "mpegts"])
+        let out = dir.appendingPathComponent("out")
+        let policy = ClipPolicy(trigger: .motion, timeControl: ClipTimeControl(initial: 3, augmentation: 1, max: 4, blind: 10),
+                                maxPreRoll: .milliseconds(4000), output: out)
+        let report = try await Recorder.record(input: input.path, options: RecordingOptions(output: out, policies: [policy]))
+
+        #expect(report.droppedClips.isEmpty)
+        let session = try #require(report.sessions.first)
+        #expect(report.sessions.count == 1)
+        let t0 = try #require(session.trigger)
+        #expect(t0 > 4.2 && t0 < 4.6, "t0 \(t0)")
+        #expect(session.tracks.first?.transcoded == true)
+        // Rule 9: the first keyframe at or after t0 − 4 s, here the one the transcoder forced at 4 s (its segment grid).
+        #expect(abs(session.start - 4) < 1e-6, "the clip starts on the keyframe before t0: \(session.start)")
+        #expect(abs((session.preRoll ?? -1) - (t0 - 4)) < 1e-6, "pre-roll \(session.preRoll ?? .nan)")
+        let video = try WrittenTrack(directory: out.appendingPathComponent("session_1"), track: "video")
+        #expect(video.segments.first?.firstSampleIsIDR == true)
+    }
+
     /// A pre-roll buffer too small for what an open clip still has to write: every packet it pushes out is counted,
     /// with the session that lost it, and the recording still finishes.
     @Test func preRollBufferOverflowIsCountedWithTheSessionsThatLostPackets() async throws {
