@@ -11,4 +11,16 @@ public enum IngestEvent: Sendable {
     /// segment.
     case manifest(session: Int, isFinal: Bool, bytes: [UInt8])
     case sessionFinished(session: Int)
+    /// The session's writer failed: its open segments will never be finished. Their live uploads are aborted (never
+    /// completed as truncated objects); what was spooled of the session is still delivered.
+    case sessionAbandoned(session: Int)
+
+    /// The session the event belongs to.
+    public var session: Int {
+        switch self {
+        case .header(let session, _, _), .chunk(let session, _, _, _), .segment(let session, _, _, _),
+             .manifest(let session, _, _), .sessionFinished(let session), .sessionAbandoned(let session):
+            session
+        }
+    }
 }

@@ -33,7 +33,7 @@ public final class SegmentUploader: Sendable {
     /// Expected duration of one segment; bounds how long a streamed (live) PUT may take.
     public let segmentDuration: Duration
     private let client: HTTPClient
-    private let logger: Logger
+    public let logger: Logger
     private let shared = Mutex(Shared())
     private let newTracks: AsyncStream<String>
     private let newTracksContinuation: AsyncStream<String>.Continuation
@@ -104,7 +104,9 @@ public final class SegmentUploader: Sendable {
             let object = UploadObject(session: session, track: track, number: number)
             let (segment, isNew) = shared.withLock { shared -> (LiveSegment, Bool) in
                 if let open = shared.live[track], open.object == object { return (open, false) }
-                shared.live[track]?.finish()
+                // A segment ends with its `.segment` event, which closes its live upload; one still open here was
+                // never finished (its session failed), so its upload is aborted rather than completed truncated.
+                shared.live[track]?.abandon()
                 let created = LiveSegment(object: object)
                 shared.live[track] = created
                 return (created, true)
@@ -132,6 +134,15 @@ public final class SegmentUploader: Sendable {
             wake(track)
         case .manifest(let session, let isFinal, let bytes):
             try spoolWhole(bytes, as: .manifest(session: session, isFinal: isFinal))
+        case .sessionAbandoned(let session):
+            let open = shared.withLock { shared -> [LiveSegment] in
+                let open = shared.live.values.filter { $0.object.session == session }
+                for segment in open { shared.live[segment.object.track] = nil }
+                return Array(open)
+            }
+            for segment in open { segment.abandon() }
+            for segment in open { wake(segment.object.track) }
+            try handle(.sessionFinished(session: session))
         case .sessionFinished(let session):
             do {
                 try spool.finishSession(session, connection: endpoint.connection)

@@ -187,13 +187,22 @@ final class ClipRunner {
                 session = try hooks.begin(trigger)
             } catch {
                 drop(begin, reason: "the transport refused the recording: \(error)")
+                recordingFailed(begin.recording)
                 return
             }
         } else {
             session = nextSession
             nextSession += 1
         }
-        let writer = try settings.makeWriter(session: session, start: keyframe.pts, policy: policy)
+        let writer: SessionWriter
+        do {
+            writer = try settings.makeWriter(session: session, start: keyframe.pts, policy: policy)
+        } catch where policy.hooks != nil {
+            // The Begin is out: this recording ends here, with its End, and is tried again after a back-off.
+            abandon(session: session, begin: begin, start: keyframe.pts, endNow: true,
+                    reason: "its session could not be opened: \(error)")
+            return
+        }
         // Audio of the clip may precede its first keyframe in demux order: start the cursor early enough to see it;
         // video before the keyframe is skipped and audio before the start is dropped by the writer.
         let cursor = buffer.live.first(where: { $0.pts >= keyframe.pts - .seconds(2) })?.sequence ?? keyframe.sequence
@@ -212,11 +221,19 @@ final class ClipRunner {
     /// made), and for ended clips whatever belongs before their end as it arrives.
     func pump(buffer: PreRollBuffer, analysisTime: MediaTime?, inputEnded: Bool) throws {
         try startPendingIfPossible(buffer: buffer)
-        for clip in closing { try clip.consume(buffer: buffer, limit: nil) }
-        var stillClosing: [OpenClip] = []
         for clip in closing {
+            do { try clip.consume(buffer: buffer, limit: nil) } catch { try writerFailed(clip, error: error) }
+        }
+        var stillClosing: [OpenClip] = []
+        for clip in closing where !clip.failed {
             if inputEnded || clip.isComplete() {
-                let record = try clip.finish(inputEnded: inputEnded)
+                let record: SessionRecord
+                do {
+                    record = try clip.finish(inputEnded: inputEnded)
+                } catch {
+                    try writerFailed(clip, error: error)
+                    continue
+                }
                 if let metrics = settings.options.metrics, let end = clip.end {
                     metrics.clipEnded(end.reason)
                     if !record.tracks.isEmpty { metrics.clipFinished(record, planned: (end.end - clip.start).seconds) }
@@ -240,9 +257,70 @@ final class ClipRunner {
         }
         closing = stillClosing
         if let clip = open {
-            try clip.consume(buffer: buffer, limit: inputEnded ? nil : analysisTime)
+            do { try clip.consume(buffer: buffer, limit: inputEnded ? nil : analysisTime) } catch { try writerFailed(clip, error: error) }
         }
     }
+
+    // MARK: Failures
+
+    /// A session writer failed (a full disk, an I/O error). On a live connection (hooks) the failure stays with this
+    /// connection: its recording ends here — with its End if the timeline had not ended it yet —, the session is
+    /// abandoned (its open segment is never finished, its live upload aborted), the clip is a dropped clip (logged,
+    /// counted, in the report), and the timeline tries again after a back-off. Without hooks (`pushav record`) the
+    /// error ends the recording as before: the run fails with its report.
+    private func writerFailed(_ clip: OpenClip, error: any Error) throws {
+        guard policy.hooks != nil else { throw error }
+        clip.failed = true
+        let isOpen = open === clip
+        if isOpen { open = nil }
+        closing.removeAll { $0 === clip }
+        abandon(session: clip.writer.layout.session, begin: clip.begin, start: clip.start, endNow: isOpen,
+                reason: "its session writer failed: \(error)")
+    }
+
+    /// Ends session `session` that cannot be recorded: its End (when the timeline has not ended it), the abandoned
+    /// session's event, an empty ``SessionHooks/finished`` (its owner stops waiting for it), a dropped clip, and —
+    /// when it was the running recording — the timeline's back-off.
+    private func abandon(session: Int, begin: ClipBegin, start: MediaTime, endNow: Bool, reason: String) {
+        guard let hooks = policy.hooks else { return }
+        if endNow { hooks.end(session) }
+        hooks.events(.sessionAbandoned(session: session, reason: reason))
+        let at = timeline.now ?? start
+        hooks.finished(SessionRecord(
+            session: session, trigger: begin.activationTime.seconds, triggerType: begin.trigger.rawValue,
+            start: start.seconds, end: at.seconds, duration: (at - start).seconds, preRoll: nil, motionDetectedDuration: nil,
+            augmentations: nil, endReason: "writerFailed", clip: nil, tracks: []))
+        drop(begin, reason: reason, session: session)
+        if endNow { recordingFailed(begin.recording) }
+    }
+
+    /// Tells the timeline that recording `number` could not be recorded, if it is still the one it runs.
+    private func recordingFailed(_ number: Int) {
+        guard let recording = timeline.recording, recording.number == number, let now = timeline.now else { return }
+        _ = timeline.handle(.recordingFailed(now))
+        logger.notice("recording failed; trying again", metadata: [
+            "retryAt": "\(timeline.retryAt?.seconds ?? now.seconds)", "failures": "\(timeline.consecutiveFailures)",
+        ])
+    }
+
+    /// What session `session` produced could not be kept downstream (the spool refused it): if it is still being
+    /// written it is abandoned like a session whose writer failed. A session already finished is left alone (its lost
+    /// objects are counted where they were lost).
+    func sessionFailed(_ session: Int, reason: String) throws {
+        guard let clip = ([open].compactMap { $0 } + closing).first(where: { $0.writer.layout.session == session }) else { return }
+        try writerFailed(clip, error: SessionOutputFailure(reason: reason))
+    }
+
+    /// Whatever failed may have gone: a pending retry is tried at the next frame instead of after its back-off.
+    func retry(at time: MediaTime, buffer: PreRollBuffer) throws {
+        try apply(timeline.handle(.retry(time)), buffer: buffer)
+    }
+}
+
+/// Output of a session that could not be kept after it left the writer (the spool refused it).
+struct SessionOutputFailure: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { "its output could not be kept: \(reason)" }
 }
 
 /// A clip being written: its session, where it starts, how far through the buffer it has read, and (once the
@@ -261,6 +339,8 @@ final class OpenClip {
     /// False until a random-access picture went out: a session's video starts on one. (The buffer's byte limit can
     /// push the clip's keyframe out before it is written; the frames after it cannot be decoded without it.)
     private var startedVideo = false
+    /// Its writer failed; the runner has abandoned it.
+    var failed = false
 
     /// Whether this clip records audio (fixed when it opens: muting applies from the next clip).
     let hasAudio: Bool
@@ -357,7 +437,8 @@ struct SessionSettings {
             start: start, video: video, videoCodec: videoCodec, frameRate: frameRate,
             audio: format.includeAudio ? audio : nil, audioCodec: format.includeAudio ? audioCodec : nil,
             segmentDuration: format.segmentDuration, chunkDuration: format.chunkDuration,
-            writeClip: format.writeClips, manifest: format.dashManifest, encryption: format.encryption, emit: counted(policy.hooks?.events ?? options.events))
+            writeClip: format.writeClips, manifest: format.dashManifest, encryption: format.encryption,
+            writesFiles: format.writesSegmentFiles, emit: counted(policy.hooks?.events ?? options.events))
     }
 
     /// `emit`, also counting the bytes recorded when the recording has metrics.

@@ -42,10 +42,15 @@ public struct SessionFormat: Sendable, Hashable {
     public var dashManifest: Bool
     /// Common Encryption of every header and segment (the transport's CENCKey and CENCKeyID).
     public var encryption: CommonEncryption?
+    /// Whether headers, segments and manifests are also written as files under the output folder. `pushav serve`
+    /// says no: its events go to the durable spool, which is then the only copy on disk (one write of each byte
+    /// instead of two — flash wear on a camera).
+    public var writesSegmentFiles: Bool
 
     public init(segmentDuration: MediaTime, chunkDuration: MediaTime?, videoTrackName: String = "video",
                 audioTrackName: String = "audio", includeAudio: Bool = true, writeClips: Bool = false,
-                dashManifest: Bool = false, encryption: CommonEncryption? = nil) {
+                dashManifest: Bool = false, encryption: CommonEncryption? = nil, writesSegmentFiles: Bool = true) {
+        self.writesSegmentFiles = writesSegmentFiles
         self.dashManifest = dashManifest
         self.encryption = encryption
         self.segmentDuration = segmentDuration
@@ -78,6 +83,12 @@ public final class RecordingControl: Sendable {
         case cut(connection: UInt16)
         /// Whether the connection's next recordings carry audio (a muted microphone: none, from the next one on).
         case setAudio(connection: UInt16, Bool)
+        /// What made the connection's recordings fail may have gone (privacy off, space freed): a recording backing
+        /// off after a failure is tried at once.
+        case retry(connection: UInt16)
+        /// What session `session` produced could not be kept (the spool refused it: a full disk): the session is
+        /// abandoned like one whose writer failed, and the connection tries again after a back-off.
+        case sessionFailed(connection: UInt16, session: Int, reason: String)
     }
 
     /// What the recording has seen, for status pages.

@@ -13,4 +13,7 @@ public enum RecordingEvent: Sendable {
     /// dynamic one before the session's first header, the static one after its last segment.
     case manifest(session: Int, isFinal: Bool, path: String, bytes: [UInt8])
     case sessionFinished(SessionRecord)
+    /// The session could not be completed (its writer failed: a full disk, an I/O error). What was emitted of it
+    /// stands; its open segment will never be finished, so a live upload of it must be aborted, not completed.
+    case sessionAbandoned(session: Int, reason: String)
 }

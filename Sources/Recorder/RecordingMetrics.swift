@@ -86,7 +86,7 @@ public struct RecordingMetrics: Sendable {
         switch event {
         case .initSegment(_, _, _, let bytes), .segmentFinished(_, _, _, _, let bytes), .manifest(_, _, _, let bytes):
             bytesRecorded.increment(by: bytes.count)
-        case .sessionStarted, .chunk, .sessionFinished: break
+        case .sessionStarted, .chunk, .sessionFinished, .sessionAbandoned: break
         }
     }
 }

@@ -249,6 +249,13 @@ struct RecordingPipeline {
                     guard let runner = attached(id) else { continue }
                     try runner.setActive(false, at: now, buffer: buffer)
                     try runner.setActive(true, at: now, buffer: buffer)
+                case .retry(let id):
+                    try attached(id)?.retry(at: now, buffer: buffer)
+                case .sessionFailed(let id, let session, let reason):
+                    // Detached runners too: a session cut by a Modify may still be finishing.
+                    for runner in runners where runner.connectionID == id {
+                        try runner.sessionFailed(session, reason: reason)
+                    }
                 }
             }
             for runner in runners { try runner.pump(buffer: buffer, analysisTime: lastFrameTime, inputEnded: false) }
@@ -385,7 +392,19 @@ struct RecordingPipeline {
             logger.notice("input failed; closing open clips with what was read", metadata: ["error": "\(error)"])
             try? flushVideo()  // pictures read before the fault still belong to their clips
         }
-        for r in runners { try r.endOfInput(at: videoEnd, stopped: stopped, buffer: buffer) }
+        // Every runner ends, whatever another one's failure: each open recording gets its End.
+        var endFailure: (any Error)?
+        for r in runners {
+            do {
+                try r.endOfInput(at: videoEnd, stopped: stopped, buffer: buffer)
+            } catch {
+                logger.error("ending a connection's recording failed", metadata: [
+                    "connection": "\(r.connectionID.map(String.init) ?? "-")", "error": "\(error)",
+                ])
+                endFailure = endFailure ?? error
+            }
+        }
+        if let endFailure, failure == nil { throw endFailure }
 
         let zero = origin ?? .zero
         for r in runners {

@@ -44,7 +44,7 @@ final class SessionWriter {
     init(
         layout: SessionLayout, start: MediaTime, video: any TrackConditioner, videoCodec: String, frameRate: Double?,
         audio: (any TrackConditioner)?, audioCodec: String?, segmentDuration: MediaTime, chunkDuration: MediaTime?,
-        writeClip: Bool, manifest: Bool = false, encryption: CommonEncryption? = nil,
+        writeClip: Bool, manifest: Bool = false, encryption: CommonEncryption? = nil, writesFiles: Bool = true,
         emit: (@Sendable (RecordingEvent) -> Void)? = nil
     ) throws {
         self.encryption = encryption
@@ -54,7 +54,7 @@ final class SessionWriter {
         emit?(.sessionStarted(session: layout.session, start: start.seconds))
         self.layout = layout
         self.start = start
-        files = SegmentFileWriter(root: layout.root)
+        files = SegmentFileWriter(root: writesFiles ? layout.root : nil)
         output = FileOutputQueue(name: "pushav-output-\(layout.session)")
         planner = SegmentPlanner(segmentDuration: segmentDuration, chunkDuration: chunkDuration)
         self.video = try TrackOutput(role: .video, conditioner: video, sourceCodec: videoCodec, start: start,

@@ -145,14 +145,17 @@ final class TrackOutput {
 /// half-written segment under its final name. No fsync: these are the user's output files; the upload spool, which
 /// must survive power loss, syncs on its own terms.
 struct SegmentFileWriter {
-    let root: URL
+    /// nil: no files (the session's events are its only output; see ``SessionFormat/writesSegmentFiles``).
+    let root: URL?
 
     /// Writes on the session's output thread (see ``FileOutputQueue``).
     func write(_ bytes: [UInt8], to relativePath: String, on output: FileOutputQueue) throws {
+        guard root != nil else { return }
         try output.enqueue(bytes: bytes.count) { try write(bytes, to: relativePath) }
     }
 
     func write(_ bytes: [UInt8], to relativePath: String) throws {
+        guard let root else { return }
         let url = root.appendingPathComponent(relativePath)
         let directory = url.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

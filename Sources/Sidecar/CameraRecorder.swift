@@ -119,6 +119,16 @@ public final class CameraRecorder: Sendable {
         submit(.setAudio(connection: id, include), to: control)
     }
 
+    /// What refused or failed the connection's recordings may have gone: a recording backing off is tried now.
+    public func retry(_ id: UInt16) {
+        submit(.retry(connection: id), to: state.withLock { $0.control })
+    }
+
+    /// The spool could not keep what session `session` of connection `id` produced: the recorder abandons it.
+    public func sessionFailed(_ id: UInt16, session: Int, reason: String) {
+        submit(.sessionFailed(connection: id, session: session, reason: reason), to: state.withLock { $0.control })
+    }
+
     public func cut(_ id: UInt16) {
         submit(.cut(connection: id), to: state.withLock { $0.control })
     }

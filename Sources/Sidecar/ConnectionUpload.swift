@@ -16,6 +16,7 @@ extension IngestEvent {
             self = .segment(session: session, track: track, number: number, bytes: bytes)
         case .manifest(let session, let isFinal, _, let bytes): self = .manifest(session: session, isFinal: isFinal, bytes: bytes)
         case .sessionFinished(let record): self = .sessionFinished(session: record.session)
+        case .sessionAbandoned(let session, _): self = .sessionAbandoned(session: session)
         }
     }
 }
@@ -33,9 +34,11 @@ public final class ConnectionUpload: Sendable {
     private let uploading: Task<UploadSummary, Never>
     /// Sessions begun and not yet finished writing: finishing waits for them, so a recording ended by Deallocate or
     /// Modify still hands its last segments over before the event stream closes.
-    private let writing = Mutex<(count: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
+    private let writing = Mutex<(count: Int, waiters: [CheckedContinuation<Void, Never>], gaveUp: Bool)>((0, [], false))
 
-    public init(uploader: SegmentUploader) {
+    /// `spoolFailed` hears of every event the spool could not take (a full disk): the recording of that session has
+    /// a hole now, so its owner ends it (End) and begins anew once the spool takes objects again.
+    public init(uploader: SegmentUploader, spoolFailed: @escaping @Sendable (_ session: Int, any Error) -> Void = { _, _ in }) {
         self.uploader = uploader
         let (stream, continuation) = AsyncStream.makeStream(of: IngestEvent.self)
         events = continuation
@@ -45,7 +48,7 @@ public final class ConnectionUpload: Sendable {
                 await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                     spoolQueue.async {
                         // A failure is logged and counted by the uploader, and the object is reported lost.
-                        try? uploader.handle(event)
+                        do { try uploader.handle(event) } catch { spoolFailed(event.session, error) }
                         done.resume()
                     }
                 }
@@ -73,17 +76,40 @@ public final class ConnectionUpload: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Returns once no session of this connection is being written.
-    private func sessionsWritten() async {
+    /// Returns once no session of this connection is being written, or after `limit`: a session whose ``sessionWritten()``
+    /// never comes (a recorder stuck on a dead source) must not hold a Deallocate's delivery or a shutdown forever.
+    private func sessionsWritten(within limit: Duration = ConnectionUpload.sessionWriteLimit) async {
+        guard writing.withLock({ $0.count > 0 }) else { return }
+        let timer = Task { [self] in
+            try? await Task.sleep(for: limit)
+            guard !Task.isCancelled, stopWaitingForSessions() else { return }
+            uploader.logger.warning("sessions still being written after \(limit); delivering what was handed over",
+                                    metadata: ["connection": "\(uploader.endpoint.connection)"])
+        }
+        defer { timer.cancel() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = writing.withLock { state in
-                if state.count == 0 { return true }
+                if state.count == 0 || state.gaveUp { return true }
                 state.waiters.append(continuation)
                 return false
             }
             if now { continuation.resume() }
         }
     }
+
+    /// Ends every wait for sessions being written (for good: later waits return at once); true if one was waiting.
+    private func stopWaitingForSessions() -> Bool {
+        let waiters = writing.withLock { state in
+            state.gaveUp = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+        return !waiters.isEmpty
+    }
+
+    /// How long finishing waits for sessions still being written.
+    public static let sessionWriteLimit = Duration.seconds(15)
 
     /// Spools what was handed over, then uploads until the spool is empty (or the retry budget gives up).
     public func finish() async -> UploadSummary {

@@ -25,6 +25,9 @@ public final class SidecarEngine: SidecarControl, Service {
     private let uploadPolicy: UploadPolicy
     let logger: Logger
     private let uploads = Mutex<[UploadKey: ConnectionUpload]>([:])
+    /// The options each attached connection records with: a Modify that changes nothing of them but ExpiryTime
+    /// does not re-attach.
+    private let attachedOptions = Mutex<[UploadKey: TransportOptionsStruct]>([:])
     /// Uploads of connections that were modified or deallocated, finishing what they hold.
     private let retiring = Mutex<[Task<Void, Never>]>([])
 
@@ -88,13 +91,9 @@ public final class SidecarEngine: SidecarControl, Service {
         }
         self.cameras = cameras
         unreachableSpool = await Self.unreachableSpool(spool: spool, cameras: cameras, logger: logger)
-        for camera in cameras {
-            let id = camera.configuration.id
-            await camera.server.setUploadsPendingQuery { [weak self] connection in
-                guard let upload = self?.uploads.withLock({ $0[UploadKey(camera: id, connection: connection)] }) else { return false }
-                return await upload.uploader.isBusy()
-            }
-        }
+        // No BUSY from this sidecar (README "BUSY and give-ups"): what a connection recorded before a Modify,
+        // Deallocate or Inactive is handed to a detached delivery, so the cluster's uploads-pending query keeps its
+        // default (nothing pending) and a controller is never locked out.
     }
 
     /// A connection deallocated (or whose camera left the configuration) while its objects waited in the spool, and the
@@ -204,11 +203,19 @@ public final class SidecarEngine: SidecarControl, Service {
         let recorder = camera.recorder
         for await change in changes {
             switch change {
-            case .allocated(let connection), .modified(let connection):
+            case .allocated(let connection):
+                await attach(connection, on: camera)
+            case .modified(let connection):
+                // A Modify that only renews ExpiryTime (how a controller keeps a transport alive) leaves the running
+                // recording and its upload alone; the cluster did not cut it either.
+                let key = UploadKey(camera: camera.configuration.id, connection: connection.connectionID)
+                let recorded = attachedOptions.withLock { $0[key] }
+                if let recorded, recorded.ignoringExpiry == connection.transportOptions.ignoringExpiry { continue }
                 await attach(connection, on: camera)
             case .statusChanged(let id, let status):
                 recorder.setActive(id, status == .active)
             case .deallocated(let id, let reason):
+                attachedOptions.withLock { $0[UploadKey(camera: camera.configuration.id, connection: id)] = nil }
                 recorder.detach(id)
                 retireUpload(UploadKey(camera: camera.configuration.id, connection: id), reason: "\(reason)")
             case .manuallyTriggered(let trigger):
@@ -225,7 +232,8 @@ public final class SidecarEngine: SidecarControl, Service {
                     recorder.setActive(id, false)
                 }
             case .registriesChanged:
-                break
+                // Privacy turned off, a TLS endpoint replaced, …: recordings backing off after a refusal try again now.
+                for connection in await camera.server.allConnections() { recorder.retry(connection.connectionID) }
             }
         }
     }
@@ -243,6 +251,7 @@ public final class SidecarEngine: SidecarControl, Service {
             let muted = camera.attributes.withLock { $0.recordingMicrophoneMuted }
             let policy = try self.policy(connection, camera: camera, upload: upload, includeAudio: !muted)
             camera.recorder.attach(id, policy: policy, active: connection.transportStatus == .active)
+            attachedOptions.withLock { $0[key] = connection.transportOptions }
             logger.info("connection recording", metadata: [
                 "camera": "\(camera.configuration.id)", "connection": "\(id)", "url": "\(connection.transportOptions.url)",
                 "trigger": "\(connection.transportOptions.triggerOptions.triggerType)",
@@ -263,9 +272,12 @@ public final class SidecarEngine: SidecarControl, Service {
         let policy = uploadPolicy
         let endpoint = UploadEndpoint(url: url, connection: Self.spoolKey(camera: camera.configuration.id, connection: connection.connectionID),
                                       tls: tls)
+        let recorder = camera.recorder
+        let id = connection.connectionID
         return ConnectionUpload(uploader: try SegmentUploader(
             spool: spool, endpoint: endpoint, policy: policy, segmentDuration: segment,
-            logger: connectionLogger(camera: camera.configuration.id, connection: connection.connectionID)))
+            logger: connectionLogger(camera: camera.configuration.id, connection: id)),
+            spoolFailed: { session, error in recorder.sessionFailed(id, session: session, reason: "\(error)") })
     }
 
     /// The engine's logger with the IDs every line about one connection carries.
@@ -289,6 +301,8 @@ public final class SidecarEngine: SidecarControl, Service {
         // An MP4 of each event clip for the status page (the newest 20 per camera are kept); a Continuous session can
         // last for days, so it gets none, and an encrypted transport none either (the clip would be clear).
         format.writeClips = connection.transportOptions.triggerOptions.triggerType != .continuous && format.encryption == nil
+        // The spool is the only copy of what is uploaded (written once, durably); no working copy beside it.
+        format.writesSegmentFiles = false
         policy.format = format
         let server = camera.server
         let recorder = camera.recorder
@@ -310,14 +324,15 @@ public final class SidecarEngine: SidecarControl, Service {
             },
             finished: { record in
                 defer { upload.sessionWritten() }
+                // The bytes went to the spool with the events; the working copy is not needed (and a failed session's
+                // partial files must not keep filling the disk that made it fail).
+                try? FileManager.default.removeItem(at: output.appendingPathComponent("session_\(record.session)"))
                 guard !record.tracks.isEmpty else { return }  // dropped (logged and counted by the recorder)
                 upload.handle(.sessionFinished(record))
                 recorder.noteClip(CameraStatus.RecentClip(
                     connectionID: id, cmafSessionNumber: UInt64(record.session),
                     started: started.withLock { $0.removeValue(forKey: record.session) } ?? Date(), ended: Date(),
                     endReason: record.endReason), file: record.clip.map { output.appendingPathComponent($0) })
-                // The bytes went to the spool with the events; the working copy is not needed.
-                try? FileManager.default.removeItem(at: output.appendingPathComponent("session_\(record.session)"))
                 logger.info("recording finished", metadata: [
                     "session": "\(record.session)", "duration": "\(record.duration)",
                     "reason": "\(record.endReason)",

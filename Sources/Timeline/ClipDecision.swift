@@ -174,10 +174,19 @@ public enum TimelineInput: Sendable, Hashable {
     /// The recorder was asked to stop; this is the end of the last frame it read. Like `endOfInput`, but a recording
     /// still running ends as `interrupted` (one that was due by then keeps its own reason).
     case stop(MediaTime)
+    /// The recorder could not record the recording in progress: the cluster refused its Begin (privacy, a full
+    /// disk, …) or its session writer failed. The recording is gone without a decision (the recorder announced
+    /// whatever End is due itself); the timeline tries again after a back-off — a Continuous transport begins anew,
+    /// an activation still running resumes for its remaining time (as rule 8 does for a transport turned Active).
+    case recordingFailed(MediaTime)
+    /// Whatever made recordings fail may have gone (privacy turned off, the transport modified, the camera's state
+    /// changed): a pending retry is due now instead of after its back-off.
+    case retry(MediaTime)
 
     public var time: MediaTime {
         switch self {
-        case .frame(let t, _), .motion(let t), .manualTrigger(let t, _), .status(_, let t), .endOfInput(let t), .stop(let t): t
+        case .frame(let t, _), .motion(let t), .manualTrigger(let t, _), .status(_, let t), .endOfInput(let t), .stop(let t),
+             .recordingFailed(let t), .retry(let t): t
         }
     }
 }

@@ -65,7 +65,22 @@ public struct ClipTimeline: Sendable {
     public private(set) var blindUntil: MediaTime?
     /// True after `.endOfInput` or `.stop`.
     public private(set) var isFinished = false
+    /// After a failed recording (`.recordingFailed`): no recording begins before this time (`.retry` and a status
+    /// change clear it). Nil when nothing failed since the last recording that ran.
+    public private(set) var retryAt: MediaTime?
+    /// Failed recordings in a row: each doubles the back-off (1 s, 2 s, 4 s … at most ``maximumRetryDelay``), so a
+    /// refusal that lasts (privacy on for hours) costs one try — and one log line — every half minute, not every frame.
+    public private(set) var consecutiveFailures = 0
     private var recordingsBegun = 0
+
+    /// The longest back-off between two tries after failed recordings.
+    public static let maximumRetryDelay = MediaTime.seconds(30)
+
+    /// The back-off after `failures` failed recordings in a row (1 → 1 s).
+    public static func retryDelay(afterFailures failures: Int) -> MediaTime {
+        let exponent = Swift.min(Swift.max(failures - 1, 0), 5)
+        return Swift.min(.seconds(Int64(1) << exponent), maximumRetryDelay)
+    }
 
     public init(configuration: Configuration, activity: TransportActivity = .active) {
         self.configuration = configuration
@@ -79,8 +94,23 @@ public struct ClipTimeline: Sendable {
         var decisions: [ClipDecision] = []
         endActivation(ifDueBy: t, into: &decisions)
         switch input {
+        case .recordingFailed:
+            // The recording the recorder could not record is gone; the next try waits for the back-off.
+            recording = nil
+            consecutiveFailures += 1
+            retryAt = t + Self.retryDelay(afterFailures: consecutiveFailures)
+            now = t
+            return decisions
+        case .retry:
+            retryAt = nil
+        default:
+            break
+        }
+        switch input {
         case .endOfInput, .stop: break
-        default: beginContinuousIfDue(at: t, into: &decisions)
+        default:
+            beginContinuousIfDue(at: t, into: &decisions)
+            resumeActivationIfDue(at: t, into: &decisions)
         }
 
         switch input {
@@ -92,6 +122,8 @@ public struct ClipTimeline: Sendable {
             manualTrigger(at: t, timeControl: timeControl, into: &decisions)
         case .status(let newActivity, _):
             setActivity(newActivity, at: t, into: &decisions)
+        case .recordingFailed, .retry:
+            break
         case .endOfInput, .stop:
             if let recording {
                 let reason: ClipEndReason = if case .stop = input { .interrupted } else { .endOfInput }
@@ -171,7 +203,8 @@ public struct ClipTimeline: Sendable {
             motionDetectedDuration: Swift.min(timeControl.initialDuration, timeControl.maxDuration),
             previousDuration: .zero, augmented: false, augmentations: 0)
         blindUntil = nil
-        if activity == .active { beginRecording(anchor: t, into: &decisions) }
+        // While a failed recording backs off the activation runs unrecorded; it resumes when the back-off ends.
+        if activity == .active, retryIsDue(at: t) { beginRecording(anchor: t, into: &decisions) }
     }
 
     /// Rule 3: e = t − t0 < D holds here because activations due by t have already ended.
@@ -204,6 +237,8 @@ public struct ClipTimeline: Sendable {
                 self.recording = nil
             }
         case .active:
+            // A status change is a new start: whatever failed before is tried again at once.
+            retryAt = nil
             // Continuous was already handled by `beginContinuousIfDue` before the status changed; do it now.
             if activation != nil {
                 beginRecording(anchor: t, into: &decisions)
@@ -213,11 +248,21 @@ public struct ClipTimeline: Sendable {
         }
     }
 
-    /// Rule 7: a Continuous transport records from the first input seen while Active.
+    /// Rule 7: a Continuous transport records from the first input seen while Active (after a failed recording,
+    /// from the first input once its back-off has passed).
     private mutating func beginContinuousIfDue(at t: MediaTime, into decisions: inout [ClipDecision]) {
-        guard configuration.trigger == .continuous, activity == .active, recording == nil else { return }
+        guard configuration.trigger == .continuous, activity == .active, recording == nil, retryIsDue(at: t) else { return }
         beginRecording(anchor: t, into: &decisions)
     }
+
+    /// After a failed recording, an activation still running records its remaining time once the back-off has
+    /// passed, exactly as rule 8 resumes one when the transport turns Active.
+    private mutating func resumeActivationIfDue(at t: MediaTime, into decisions: inout [ClipDecision]) {
+        guard activation != nil, activity == .active, recording == nil, retryAt != nil, retryIsDue(at: t) else { return }
+        beginRecording(anchor: t, into: &decisions)
+    }
+
+    private func retryIsDue(at t: MediaTime) -> Bool { retryAt.map { t >= $0 } ?? true }
 
     /// Rule 7: the next session starts at the first keyframe at least one session length after this one began.
     private mutating func cutContinuousSessionIfDue(at t: MediaTime, into decisions: inout [ClipDecision]) {
@@ -239,7 +284,10 @@ public struct ClipTimeline: Sendable {
             motionDetectedDuration: activation?.motionDetectedDuration, augmentations: activation?.augmentations ?? 0)))
     }
 
-    private func endOf(_ recording: Recording, at end: MediaTime, reason: ClipEndReason) -> ClipEnd {
+    private mutating func endOf(_ recording: Recording, at end: MediaTime, reason: ClipEndReason) -> ClipEnd {
+        // It ran to a decided end: whatever failed before has gone.
+        consecutiveFailures = 0
+        retryAt = nil
         let current = recording.trigger == .continuous ? nil : activation
         return ClipEnd(
             recording: recording.number, trigger: recording.trigger, activationTime: recording.activationTime,

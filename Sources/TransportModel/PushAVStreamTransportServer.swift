@@ -535,7 +535,7 @@ public func nextConnectionID(after last: UInt16?, isInUse: (UInt16) -> Bool) -> 
 
 extension TransportOptionsStruct {
     /// These options with ExpiryTime cleared: what a recording depends on.
-    var ignoringExpiry: TransportOptionsStruct {
+    public var ignoringExpiry: TransportOptionsStruct {
         var copy = self
         copy.expiryTime = nil
         return copy

@@ -142,11 +142,17 @@ struct ServeCommand: AsyncParsableCommand {
             logger: logger)
         // Shutdown runs in reverse order: the engine first ends its recordings (End events) and finishes the event
         // subscriptions, so open event streams end; then the API stops (it would otherwise wait for those streams).
-        let group = ServiceGroup(configuration: .init(
+        var groupConfiguration = ServiceGroupConfiguration(
             services: [.init(service: application),
                        .init(service: engine, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
+            logger: logger)
+        // A stop never hangs: the engine ends its recordings and gives uploads a few seconds (what is left stays in
+        // the spool); anything still running after this is cancelled, and after the cancellation limit the process
+        // exits anyway.
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(20)
+        groupConfiguration.maximumCancellationDuration = .seconds(5)
+        let group = ServiceGroup(configuration: groupConfiguration)
         try await group.run()
         FileHandle.standardError.write(Data("pushav serve: stopped\n".utf8))
     }

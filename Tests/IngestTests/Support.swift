@@ -191,6 +191,8 @@ struct SampleMedia: Sendable {
             case .manifest(let session, let isFinal, _, let bytes):
                 objects.append(Object(object: .manifest(session: session, isFinal: isFinal), bytes: bytes))
                 events.append(.manifest(session: session, isFinal: isFinal, bytes: bytes))
+            case .sessionAbandoned(let session, _):
+                events.append(.sessionAbandoned(session: session))
             case .sessionStarted:
                 break
             }

@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The connection lifecycle off the happy path, through the real `pushav serve` process: a TTL renewal, privacy on
+/// and off, commands in the middle of a chunked recording, the sequence that crashed the reference camera
+/// (connectedhomeip #41800), a disk that fills. Each checks that every Begin gets exactly one End and that the
+/// connection records again once the fault is gone.
+extension ServeEndToEndTests {
+    /// Every Begin has exactly one End (for the same session) and no End comes without its Begin; `running` sessions
+    /// may still lack their End.
+    static func expectPaired(_ events: [EventFeed.Event], connection: Int, running: Set<Int> = [],
+                             sourceLocation: SourceLocation = #_sourceLocation) {
+        let mine = events.filter { $0.connectionID == connection }
+        let begins = mine.filter(\.isBegin).map(\.session)
+        let ends = mine.filter { !$0.isBegin }.map(\.session)
+        #expect(Set(begins).count == begins.count, "a session begun twice: \(mine)", sourceLocation: sourceLocation)
+        #expect(Set(ends).count == ends.count, "a session ended twice: \(mine)", sourceLocation: sourceLocation)
+        #expect(Set(ends).isSubset(of: Set(begins)), "an End without its Begin: \(mine)", sourceLocation: sourceLocation)
+        #expect(Set(begins).subtracting(ends) == running, "Begins without an End: \(mine)", sourceLocation: sourceLocation)
+    }
+
+    /// A Modify that only renews ExpiryTime (TC-PAVST-2.4; how a controller keeps a transport alive) leaves the
+    /// running recording alone: the session goes on, no End, no new Begin. Before the fix every renewal cut it.
+    @Test func modifyRenewingOnlyTheExpiryTimeKeepsTheRunningRecording() async throws {
+        try await ServeScenario.run("renewttl") { scenario in
+            let (ingest, serve, events) = (scenario.ingest, scenario.serve, scenario.events)
+            var options = scenario.options(trigger: .continuous, segmentMs: 2000)
+            options["expiryTime"] = 300
+            let id = try await serve.allocate(options)
+            try await serve.setActive(id)
+            try await Fixtures.waitUntil("segment_1001 stored", timeout: .seconds(30)) {
+                ingest.endpoint.storedPaths.contains("session_1/video/segment_1001.m4s")
+            }
+            options["expiryTime"] = 600
+            try await serve.command("modifyPushTransport", ["connectionID": id, "transportOptions": options])
+            // Two more segments of the same session arrive after the renewal.
+            try await Fixtures.waitUntil("segment_1003 of session 1 stored", timeout: .seconds(30)) {
+                ingest.endpoint.storedPaths.contains("session_1/video/segment_1003.m4s")
+            }
+            #expect(events.events(of: id).map(\.description) == ["Begin c\(id) s1 trigger 2"], "\(events.events)")
+            #expect(!ingest.endpoint.storedPaths.contains { $0.hasPrefix("session_2/") })
+            let found = try await serve.command("findTransport", ["connectionID": id])
+            let configurations = try #require(found["transportConfigurations"] as? [[String: Any]], "\(found)")
+            let stored = try #require(configurations.first?["transportOptions"] as? [String: Any])
+            #expect(stored["expiryTime"] as? Int == 600, "\(stored)")
+        }
+    }
+
+    /// Soft recording privacy on ends a Continuous recording (End) and refuses new ones; privacy off resumes it at
+    /// once — before the fix the refused Begin left the timeline "recording" until the next 5-minute session cut.
+    @Test func privacyOffResumesAContinuousRecordingAtOnce() async throws {
+        try await ServeScenario.run("privacy") { scenario in
+            let (serve, events) = (scenario.serve, scenario.events)
+            let id = try await serve.allocate(scenario.options(trigger: .continuous, segmentMs: 2000))
+            try await serve.setActive(id)
+            try await events.wait("Begin of session 1", timeout: .seconds(15)) { $0.contains { $0.isBegin && $0.session == 1 } }
+            let privacy = "/v1/cameras/cam1/attributes/softRecordingPrivacyModeEnabled"
+            let on = try await serve.request(.PUT, privacy, #"{"value": true}"#)
+            #expect(on.status == 200, "\(on)")
+            try await events.wait("End of session 1", timeout: .seconds(10)) { $0.contains { !$0.isBegin && $0.session == 1 } }
+            // The recorder tried again and was refused (a dropped clip, logged), and keeps backing off.
+            try await Fixtures.waitUntil("a refused Begin", timeout: .seconds(15)) {
+                serve.log.all.contains { $0.text.contains("recording failed; trying again") }
+            }
+            #expect(!events.events(of: id).contains { $0.isBegin && $0.session != 1 }, "\(events.events)")
+            let off = try await serve.request(.PUT, privacy, #"{"value": false}"#)
+            #expect(off.status == 200, "\(off)")
+            let turnedOff = ContinuousClock.now
+            let all = try await events.wait("Begin after privacy off", timeout: .seconds(10)) { events in
+                events.contains { $0.isBegin && $0.connectionID == id && $0.session > 1 }
+            }
+            let resumed = try #require(all.first { $0.isBegin && $0.connectionID == id && $0.session > 1 })
+            #expect(resumed.time - turnedOff < .seconds(5), "Begin \(resumed.time - turnedOff) after privacy off")
+            #expect(serve.process.output.contains("clip dropped"), "the refused recording is logged")
+            Self.expectPaired(events.events, connection: id, running: [resumed.session])
+        }
+    }
+
+    /// Modify and Deallocate in the middle of a chunked Continuous recording (chunkDuration > 0: a segment is always
+    /// being streamed) answer SUCCESS at once — never BUSY: what the connection recorded goes to a detached delivery.
+    /// The Modify ends session 1 and begins session 2 at the new URL; the Deallocate ends session 2.
+    @Test func modifyAndDeallocateDuringAChunkedRecordingSucceedAtOnce() async throws {
+        try await ServeScenario.run("chunkedbusy") { scenario in
+            let (ingest, serve, events) = (scenario.ingest, scenario.serve, scenario.events)
+            let id = try await serve.allocate(scenario.options(trigger: .continuous, segmentMs: 4000, chunkMs: 1000))
+            try await serve.setActive(id)
+            try await Fixtures.waitUntil("segment_1001 streaming", timeout: .seconds(30)) {
+                ingest.endpoint.started.contains("session_1/video/segment_1001.m4s")
+            }
+            let modify = try await serve.request(.POST, "/v1/cameras/cam1/commands/modifyPushTransport", JSON.text([
+                "connectionID": id,
+                "transportOptions": scenario.options(path: "moved/", trigger: .continuous, segmentMs: 4000, chunkMs: 1000),
+            ]))
+            #expect(modify.status == 200, "Modify during a chunked recording: \(modify)")
+            try await events.wait("End 1, Begin 2", timeout: .seconds(15)) { events in
+                events.contains { !$0.isBegin && $0.session == 1 } && events.contains { $0.isBegin && $0.session == 2 }
+            }
+            try await Fixtures.waitUntil("session 2 streaming to the new URL", timeout: .seconds(30)) {
+                ingest.endpoint.started.contains("moved/session_2/video/segment_1001.m4s")
+            }
+            let deallocate = try await serve.request(.POST, "/v1/cameras/cam1/commands/deallocatePushTransport",
+                                                     #"{"connectionID": \#(id)}"#)
+            #expect(deallocate.status == 200, "Deallocate during a chunked recording: \(deallocate)")
+            try await events.wait("End 2", timeout: .seconds(15)) { $0.contains { !$0.isBegin && $0.session == 2 } }
+            // What session 1 recorded before the Modify still reaches the old URL, whole.
+            try await Fixtures.waitUntil("session 1's first segment delivered", timeout: .seconds(30)) {
+                ingest.endpoint.storedPaths.contains("session_1/video/segment_1001.m4s")
+            }
+            Self.expectPaired(events.events, connection: id)
+        }
+    }
+
+    /// connectedhomeip #41800 (crashed the reference camera): Inactive during an upload, Modify to another URL, Active,
+    /// then a manual trigger. Every command answers SUCCESS on its first try and the trigger records to the new URL.
+    @Test func inactiveModifyActiveTriggerRecordsToTheNewURL() async throws {
+        try await ServeScenario.run("issue41800") { scenario in
+            let (ingest, serve, events) = (scenario.ingest, scenario.serve, scenario.events)
+            let id = try await serve.allocate(scenario.options(trigger: .command(preRollMs: 0), segmentMs: 2000, chunkMs: 1000))
+            try await serve.setActive(id)
+            try await serve.trigger(id, initial: 10, max: 10)
+            try await Fixtures.waitUntil("session 1 uploading", timeout: .seconds(30)) {
+                ingest.endpoint.started.contains { $0.hasPrefix("session_1/video/segment_") }
+            }
+            func post(_ command: String, _ body: [String: Any]) async throws -> UInt {
+                try await serve.request(.POST, "/v1/cameras/cam1/commands/\(command)", JSON.text(body)).status
+            }
+            #expect(try await post("setTransportStatus", ["connectionID": id, "transportStatus": 1]) == 200)
+            try await events.wait("End 1", timeout: .seconds(10)) { $0.contains { !$0.isBegin && $0.session == 1 } }
+            #expect(try await post("modifyPushTransport", [
+                "connectionID": id,
+                "transportOptions": scenario.options(path: "second/", trigger: .command(preRollMs: 0), segmentMs: 2000, chunkMs: 1000),
+            ]) == 200)
+            #expect(try await post("setTransportStatus", ["connectionID": id, "transportStatus": 0]) == 200)
+            #expect(try await post("manuallyTriggerTransport", [
+                "connectionID": id, "activationReason": 1,
+                "timeControl": ["initialDuration": 2, "augmentationDuration": 0, "maxDuration": 2, "blindDuration": 0],
+            ]) == 200)
+            try await events.wait("Begin and End of session 2", timeout: .seconds(20)) { events in
+                events.contains { $0.isBegin && $0.session == 2 && $0.activationReason == 1 }
+                    && events.contains { !$0.isBegin && $0.session == 2 }
+            }
+            try await Fixtures.waitUntil("session 2 at the new URL", timeout: .seconds(30)) {
+                ingest.endpoint.storedPaths.contains("second/session_2/video/segment_1001.m4s")
+            }
+            #expect(serve.process.isRunning)
+            Self.expectPaired(events.events, connection: id)
+        }
+    }
+}
