@@ -89,6 +89,38 @@ import TestSupport
         #expect(try await spool.statistics().bytes == 0, "the given-up file and the finished session's headers are gone")
     }
 
+    /// `pushav upload` on a spool holding a segment the ingest refuses for good: everything else is delivered, and
+    /// the run exits non-zero with a line naming the given-up segment (a CLI run must not exit 0 without it).
+    @Test func pushavUploadExitsNonZeroNamingAGivenUpSegment() async throws {
+        let setup = try await FaultTests.Setup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        setup.endpoint.inject(.status(415), times: 10_000, matching: victim.relativePath)
+        let server = try await setup.endpoint.start(pki: setup.pki)
+        let url = "https://localhost:\(server.port)/"
+        let outcome = await Result.awaiting {
+            do {
+                let spool = try SegmentSpool(directory: setup.directory.appendingPathComponent("spool"), logger: .quiet)
+                for object in setup.media.objects { try await spool.store(object.bytes, for: object.object, connection: url) }
+                try await spool.finishSession(1, connection: url)
+            }
+            return try await PushavProcess.run(
+                ["upload", "--segment-duration", "1000", "--max-backoff", "50"] + PersistentFailureTests.pushArguments(setup, port: server.port),
+                log: setup.directory.appendingPathComponent("upload.log")
+            ) {
+                let count = setup.endpoint.arrivals.count
+                return count > 200 ? "storm: \(count) PUTs" : nil
+            }
+        }
+        await server.stop()
+        let result = try outcome.get()
+        #expect(result.status != 0, "\(result.output)")
+        let errorLine = result.output.split(separator: "\n").first { $0.hasPrefix("Error:") }.map(String.init) ?? ""
+        #expect(errorLine.contains("given up") && errorLine.contains(victim.relativePath), "\(result.output)")
+        #expect(setup.endpoint.arrivals.filter { $0.path == victim.relativePath }.count == UploadPolicy(segmentDuration: .seconds(1)).maximumRejections)
+        let others = setup.media.objects.map(\.object).filter { $0 != victim }.map(\.relativePath)
+        #expect(setup.endpoint.storedPaths == others)
+    }
+
     /// 401 for the first seven requests (more than `maximumAuthFailures`, 4 in the fast policy), then accepted: the
     /// uploader never stops, the gauge goes to 1 once and back to 0 with the first 2xx, and everything arrives.
     @Test func refusedAuthenticationIsReportedWhileRetryingAndClearedByTheFirstSuccess() async throws {
