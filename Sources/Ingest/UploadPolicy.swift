@@ -94,7 +94,7 @@ public struct UploadStateMachine: Sendable {
     public private(set) var consecutiveFailures = 0
     /// 401/403 answers in a row.
     public private(set) var authFailures = 0
-    /// Permanent rejections (see ``isPermanentRejection(_:)``) of ``rejectedObject`` since it was first rejected.
+    /// Permanent rejections (see ``isPermanentRejection(_:)``) of ``rejectedObject`` with no 2xx since (any 2xx resets it).
     /// Transient failures in between neither count nor reset them: a 503 says nothing about whether the ingest will
     /// ever take the object, and resetting on it would let an endpoint alternating 400 and 503 hold the lane forever.
     public private(set) var rejections = 0
