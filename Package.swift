@@ -216,6 +216,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                // To write a spool journal as an older version left it (schema migration tests).
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ]

@@ -14,6 +14,17 @@ public struct SpoolEntry: Sendable, Hashable {
     public var delivered: Bool
 }
 
+/// Where a session stands in the spool, for reports that must tell a session delivered whole from one the
+/// uploader gave part of up.
+public enum SessionDelivery: Sendable, Hashable {
+    /// The recording has not finished, or objects of it are still waiting to be sent.
+    case pending
+    /// Finished, and every object of it reached the ingest.
+    case delivered
+    /// Finished and nothing left to send, but the ingest refused these objects for good and they were given up.
+    case givenUp([UploadObject])
+}
+
 /// What the spool holds, for metrics, logs and the transport model's BUSY answer.
 public struct SpoolStatistics: Sendable, Hashable {
     /// Objects not yet delivered.
@@ -63,6 +74,15 @@ public final class SegmentSpool: Sendable {
                     connection TEXT NOT NULL, session INTEGER NOT NULL, finished INTEGER NOT NULL DEFAULT 0,
                     PRIMARY KEY (connection, session));
                 CREATE TABLE counter (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                """)
+        }
+        // v2 only adds a table: spools written before it open unchanged, with nothing given up.
+        migrator.registerMigration("v2-given-up") { db in
+            try db.execute(sql: """
+                CREATE TABLE given_up (
+                    connection TEXT NOT NULL, session INTEGER NOT NULL, track TEXT NOT NULL, number INTEGER NOT NULL,
+                    reason TEXT NOT NULL, at REAL NOT NULL,
+                    PRIMARY KEY (connection, session, track, number));
                 """)
         }
         try migrator.migrate(database)
@@ -164,15 +184,36 @@ public final class SegmentSpool: Sendable {
     }
 
     /// Whether `session` of `connection` is complete (its recording finished and every object was handed to the
-    /// spool) and every object of it was delivered.
+    /// spool) and every object of it was delivered. False when an object of it was given up: see
+    /// ``sessionDelivery(_:connection:)``.
     public func isSessionDelivered(_ session: Int, connection: String) throws -> Bool {
+        try sessionDelivery(session, connection: connection) == .delivered
+    }
+
+    /// Whether `session` of `connection` is still pending, delivered whole, or settled with objects given up.
+    public func sessionDelivery(_ session: Int, connection: String) throws -> SessionDelivery {
         try database.read { db in
             let finished = try Bool.fetchOne(db, sql: "SELECT finished FROM session WHERE connection = ? AND session = ?",
                                              arguments: [connection, session]) ?? false
             let pending = try Bool.fetchOne(db, sql: """
                 SELECT EXISTS (SELECT 1 FROM object WHERE connection = ? AND session = ? AND delivered = 0)
                 """, arguments: [connection, session]) ?? true
-            return finished && !pending
+            guard finished, !pending else { return .pending }
+            let givenUp = try Row.fetchAll(db, sql: """
+                SELECT session, track, number FROM given_up WHERE connection = ? AND session = ? ORDER BY track, number
+                """, arguments: [connection, session])
+                .map { UploadObject(session: $0["session"], track: $0["track"], number: $0["number"]) }
+            return givenUp.isEmpty ? .delivered : .givenUp(givenUp)
+        }
+    }
+
+    /// Objects of `connection` given up so far (oldest session first), with why.
+    public func givenUpObjects(connection: String) throws -> [(object: UploadObject, reason: String)] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT session, track, number, reason FROM given_up WHERE connection = ? ORDER BY session, track, number
+                """, arguments: [connection])
+                .map { (UploadObject(session: $0["session"], track: $0["track"], number: $0["number"]), $0["reason"]) }
         }
     }
 
@@ -226,6 +267,22 @@ public final class SegmentSpool: Sendable {
         if !object.isHeader {
             try? FileManager.default.removeItem(at: fileURL(connection: connection, object: object))
         }
+        try pruneHeaders(connection: connection)
+        publishMetrics()
+    }
+
+    /// The ingest refused `object` for good: it leaves the queue (row and file) as a delivered segment does, so the
+    /// connection is no longer busy with it and nothing waits for it, and is recorded in `given_up` with `reason`, so
+    /// ``sessionDelivery(_:connection:)`` still tells its session apart from one delivered whole.
+    public func markGivenUp(connection: String, object: UploadObject, reason: String, now: Date = Date()) throws {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM object WHERE connection = ? AND session = ? AND track = ? AND number = ?",
+                           arguments: [connection, object.session, object.track, object.number])
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO given_up (connection, session, track, number, reason, at) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [connection, object.session, object.track, object.number, reason, now.timeIntervalSince1970])
+        }
+        try? FileManager.default.removeItem(at: fileURL(connection: connection, object: object))
         try pruneHeaders(connection: connection)
         publishMetrics()
     }
@@ -451,6 +508,14 @@ extension SegmentSpool {
 
     public func markDelivered(connection: String, object: UploadObject) async throws {
         try await BlockingIO.run { try self.markDelivered(connection: connection, object: object) }
+    }
+
+    public func markGivenUp(connection: String, object: UploadObject, reason: String, now: Date = Date()) async throws {
+        try await BlockingIO.run { try self.markGivenUp(connection: connection, object: object, reason: reason, now: now) }
+    }
+
+    public func sessionDelivery(_ session: Int, connection: String) async throws -> SessionDelivery {
+        try await BlockingIO.run { try self.sessionDelivery(session, connection: connection) }
     }
 
     public func refreshMetrics() async {

@@ -10,7 +10,7 @@ import Synchronization
 public struct UploadSummary: Sendable, Hashable {
     public var delivered: Int
     public var retries: Int
-    /// Set when authentication kept failing (the connection is marked failed) or a track spent its retry budget.
+    /// Set when a track spent its retry budget (the CLI's runs; a daemon has none and never stops).
     public var failure: String?
     /// True when nothing is left in the spool for this connection.
     public var complete: Bool
@@ -18,6 +18,10 @@ public struct UploadSummary: Sendable, Hashable {
     public var lost: Int = 0
     /// The first of them (at most ``SegmentUploader/lostObjectsNamed``), for the error message.
     public var lostObjects: [UploadObject] = []
+    /// Objects the ingest refused for good (``UploadDecision/giveUp(_:)``): dropped from the queue, never delivered.
+    public var givenUp: Int = 0
+    /// The first of them (at most ``SegmentUploader/lostObjectsNamed``), for the error message.
+    public var givenUpObjects: [UploadObject] = []
 }
 
 /// Uploads one connection's CMAF objects over HTTPS PUT: spooled objects first, in order per track, with one
@@ -40,6 +44,7 @@ public final class SegmentUploader: Sendable {
     private let retriesCounter: Counter
     private let deliveredCounter: Counter
     private let failedGauge: Gauge
+    private let givenUpCounter: Counter
     private let spoolReadFailuresCounter: Counter
     private let spoolWriteFailuresCounter: Counter
     /// How many lost objects ``UploadSummary/lostObjects`` names (the count is kept in full).
@@ -58,6 +63,14 @@ public final class SegmentUploader: Sendable {
         var retries = 0
         var lost = 0
         var lostObjects: [UploadObject] = []
+        var givenUp = 0
+        var givenUpObjects: [UploadObject] = []
+        /// Given up (counted and logged) but not yet recorded so in the spool: a live segment the spool had not
+        /// stored yet, or one whose spool update failed. Recorded when the lane meets it there, never sent again.
+        var givenUpUnrecorded: [UploadObject: String] = [:]
+        /// Whether a lane reported authentication refused (`pushav_upload_connection_failed` is 1) and no 2xx came
+        /// since. Per connection, so several lanes refused at once log and set the gauge once.
+        var authenticationRefused = false
         /// Not spooled (the write failed) while a live upload of them was under way: lost only if that upload fails.
         /// At most one per track: a lane streams one segment at a time.
         var unspooledStreaming: Set<UploadObject> = []
@@ -85,6 +98,7 @@ public final class SegmentUploader: Sendable {
         retriesCounter = Counter(label: "pushav_upload_retries_total", dimensions: dimensions)
         deliveredCounter = Counter(label: "pushav_upload_delivered_total", dimensions: dimensions)
         failedGauge = Gauge(label: "pushav_upload_connection_failed", dimensions: dimensions)
+        givenUpCounter = Counter(label: "pushav_upload_objects_given_up_total", dimensions: dimensions)
         spoolReadFailuresCounter = Counter(label: "pushav_spool_read_failures_total", dimensions: dimensions)
         spoolWriteFailuresCounter = Counter(label: "pushav_spool_write_failures_total", dimensions: dimensions)
         for track in try spool.tracks(connection: endpoint.connection) { registerTrack(track) }
@@ -241,7 +255,7 @@ public final class SegmentUploader: Sendable {
         let complete = !((try? await spool.isBusy(connection: endpoint.connection)) ?? true)
         return shared.withLock {
             UploadSummary(delivered: $0.delivered, retries: $0.retries, failure: $0.failure, complete: complete,
-                          lost: $0.lost, lostObjects: $0.lostObjects)
+                          lost: $0.lost, lostObjects: $0.lostObjects, givenUp: $0.givenUp, givenUpObjects: $0.givenUpObjects)
         }
     }
 
@@ -287,13 +301,29 @@ public final class SegmentUploader: Sendable {
             if shared.withLock({ $0.failure }) != nil { return }
             let work: Work
             do {
-                if let header = headerResend, let entry = try await spool.entry(connection: connection, object: header) {
+                var resendEntry: SpoolEntry?
+                if let header = headerResend {
+                    resendEntry = try await spool.entry(connection: connection, object: header)
+                    if resendEntry == nil {
+                        // Its segment is still pending, so the header was not pruned or evicted: it was given up (or
+                        // dropped as unreadable at start-up) and will not be sent again; a 412 for its segments is final.
+                        machine.headerIsGone(header)
+                        headerResend = nil
+                    }
+                }
+                if let header = headerResend, let entry = resendEntry {
                     work = .spooled(header, bytes: entry.bytes)
                 } else if let entry = try await spool.nextPending(connection: connection, track: track) {
                     headerResend = nil
                     let alreadyStreamed = shared.withLock { $0.deliveredLive.remove(entry.object) != nil }
                     if alreadyStreamed {
                         try await spool.markDelivered(connection: connection, object: entry.object)
+                        wakeDependents(of: entry.object)
+                        continue
+                    }
+                    if let reason = shared.withLock({ $0.givenUpUnrecorded[entry.object] }) {
+                        try await spool.markGivenUp(connection: connection, object: entry.object, reason: reason)
+                        shared.withLock { _ = $0.givenUpUnrecorded.removeValue(forKey: entry.object) }
                         wakeDependents(of: entry.object)
                         continue
                     }
@@ -353,6 +383,8 @@ public final class SegmentUploader: Sendable {
                 // The spool could not take this segment: this upload was its only chance.
                 if decision == .delivered {
                     logger.warning("\(object) was not spooled, but its live upload delivered it")
+                } else if case .giveUp = decision {
+                    // Counted and logged as given up below: the ingest refused it, a spooled copy would not have helped.
                 } else {
                     noteLost(object, reason: "could not be spooled, and its live upload failed: \(outcome)")
                 }
@@ -366,6 +398,7 @@ public final class SegmentUploader: Sendable {
                     if isLive, !unspooled { shared.deliveredLive.insert(object) }
                 }
                 deliveredCounter.increment()
+                authenticationAccepted()
                 if !isLive {
                     try? await spool.markDelivered(connection: connection, object: object)
                 }
@@ -382,22 +415,74 @@ public final class SegmentUploader: Sendable {
                 headerResend = .header(session: object.session, track: object.track)
                 shared.withLock { $0.lastDelivered[track] = nil }
                 if !(await pause(delay)) { return }
-            case .connectionFailed(let reason):
-                shared.withLock { $0.failure = "connection \(connection) failed: \(reason)" }
-                failedGauge.record(1)
-                logger.error("upload connection failed: authentication refused repeatedly; keeping the spool", metadata: [
-                    "connection": "\(connection)", "url": "\(endpoint.url)", "reason": "\(reason)",
-                ])
-                finishWhenDrained()
-                return
+            case .authenticationRefused(let delay, let reason):
+                noteRetry(object, outcome: outcome, delay: delay)
+                authenticationRefused(reason: reason)
+                await spool.refreshMetrics()
+                if !(await pause(delay)) { return }
+            case .giveUp(let reason):
+                await giveUp(object, reason: reason, outcome: outcome, recordWhenSpooled: isLive && !unspooled)
+                headerResend = nil
+                wakeDependents(of: object)
             case .budgetSpent(let reason):
-                giveUp(track: track, reason: reason)
+                budgetSpent(track: track, reason: reason)
                 return
             }
         }
     }
 
-    private func giveUp(track: String, reason: String) {
+    /// The ingest refused `object` for good: counted, logged, summarised and taken out of the spool's queue (as if
+    /// delivered, but recorded as given up), so the lane, and the lanes waiting for it, go on. A live segment the
+    /// spool has not stored yet (`recordWhenSpooled`) is recorded when the lane meets it there.
+    private func giveUp(_ object: UploadObject, reason: String, outcome: UploadOutcome, recordWhenSpooled: Bool) async {
+        let connection = endpoint.connection
+        shared.withLock { shared in
+            shared.givenUp += 1
+            if shared.givenUpObjects.count < Self.lostObjectsNamed { shared.givenUpObjects.append(object) }
+            if recordWhenSpooled { shared.givenUpUnrecorded[object] = reason }
+        }
+        givenUpCounter.increment()
+        logger.error("upload given up: the ingest refused \(object) for good; it is dropped from the spool", metadata: [
+            "connection": "\(connection)", "session": "\(object.session)", "track": "\(object.track)",
+            "object": "\(object.relativePath)", "status": "\(outcome)", "reason": "\(reason)",
+        ])
+        do {
+            try await spool.markGivenUp(connection: connection, object: object, reason: reason)
+        } catch {
+            // Still counted and logged; the lane records it when it meets the object in the spool again.
+            shared.withLock { $0.givenUpUnrecorded[object] = reason }
+            logger.error("could not record a given-up object in the spool; will retry", metadata: [
+                "connection": "\(connection)", "object": "\(object)", "error": "\(error)",
+            ])
+        }
+    }
+
+    /// The `maximumAuthFailures`-th refusal in a row on some lane: the gauge and one error, once per connection until
+    /// a 2xx. Uploads go on: credentials may be fixed or rotated while the daemon runs.
+    private func authenticationRefused(reason: String) {
+        let first = shared.withLock { shared in
+            defer { shared.authenticationRefused = true }
+            return !shared.authenticationRefused
+        }
+        guard first else { return }
+        failedGauge.record(1)
+        logger.error("upload connection failed: authentication refused repeatedly; still retrying, the spool is kept", metadata: [
+            "connection": "\(endpoint.connection)", "url": "\(endpoint.url)", "reason": "\(reason)",
+        ])
+    }
+
+    /// A 2xx after authentication was reported refused: the gauge back to 0 and one notice.
+    private func authenticationAccepted() {
+        let wasRefused = shared.withLock { shared in
+            defer { shared.authenticationRefused = false }
+            return shared.authenticationRefused
+        }
+        guard wasRefused else { return }
+        failedGauge.record(0)
+        logger.notice("authentication accepted again", metadata: ["connection": "\(endpoint.connection)", "url": "\(endpoint.url)"])
+    }
+
+    private func budgetSpent(track: String, reason: String) {
         shared.withLock { $0.failure = "track \(track): retry budget spent: \(reason)" }
         logger.error("retry budget spent; keeping the spool", metadata: ["track": "\(track)", "reason": "\(reason)"])
     }
@@ -415,10 +500,10 @@ public final class SegmentUploader: Sendable {
             ])
             return await pause(delay)
         case .budgetSpent(let reason):
-            giveUp(track: track, reason: reason)
+            budgetSpent(track: track, reason: reason)
             return false
-        case .delivered, .resendHeader, .connectionFailed:  // never decided for a spool failure
-            giveUp(track: track, reason: "unexpected decision \(decision) after a spool read failure")
+        case .delivered, .resendHeader, .authenticationRefused, .giveUp:  // never decided for a spool failure
+            budgetSpent(track: track, reason: "unexpected decision \(decision) after a spool read failure")
             return false
         }
     }

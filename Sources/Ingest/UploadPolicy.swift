@@ -7,8 +7,16 @@ public struct UploadPolicy: Sendable, Hashable {
     public var maximumBackoff: Duration = .seconds(60)
     /// Fraction of each delay that is randomised (0 = none, 1 = "full jitter"); spreads reconnecting cameras.
     public var jitter: Double = 0.5
-    /// 401/403 answers tolerated in a row before the connection is marked failed (data is kept).
+    /// 401/403 answers in a row after which the connection is reported failed (`pushav_upload_connection_failed`
+    /// = 1, one error log). The uploader never stops for them: credentials are fixed or rotated while it runs, and a
+    /// daemon that stopped would hold the spool until it is restarted.
     public var maximumAuthFailures = 5
+    /// Attempts for one object answered with a *permanent rejection* (a 4xx other than 401, 403, 408, 412 and 429)
+    /// before the object is given up (``UploadDecision/giveUp(_:)``). More than one: a misconfigured proxy or an
+    /// ingest being redeployed can refuse briefly, and a few backed-off attempts cost little. Few: an object the
+    /// ingest refuses for good (malformed, too large, a path it will not take) would otherwise hold its lane, and
+    /// every later object of the connection, forever.
+    public var maximumRejections = 3
     /// Failed attempts in a row for one object before the uploader gives up on its track; nil = never
     /// (a daemon keeps retrying; the CLI spends a budget and exits non-zero with the spool kept).
     public var retryBudget: Int? = nil
@@ -65,14 +73,20 @@ public enum UploadDecision: Sendable, Hashable {
     case retry(after: Duration)
     /// 412: the endpoint lacks the header; send the header, then this segment, after the delay.
     case resendHeader(after: Duration)
-    /// Authentication keeps failing: mark the connection failed, keep the data.
-    case connectionFailed(String)
+    /// 401/403 for the ``UploadPolicy/maximumAuthFailures``-th time in a row: send the same object again after the
+    /// delay, like ``retry(after:)``, and report the connection failed. Decided once per run of refusals; the next
+    /// refusals are plain retries, and the first 2xx ends the run.
+    case authenticationRefused(after: Duration, String)
+    /// The endpoint refused this object for good (``UploadPolicy/maximumRejections`` permanent rejections): drop it
+    /// from the queue, count and log it, and go on with the lane's next object.
+    case giveUp(String)
     /// The retry budget is spent; keep the data and stop this track.
     case budgetSpent(String)
 }
 
 /// The per-track upload rules as a pure state machine (no I/O, tested on its own): counts failures, picks the
-/// backoff and turns 412 into a header resend and repeated 401/403 into a failed connection.
+/// backoff, turns 412 into a header resend, repeated 401/403 into a report that authentication is refused, and
+/// repeated permanent rejections of one object into giving that object up.
 public struct UploadStateMachine: Sendable {
     public let policy: UploadPolicy
     /// Failed attempts in a row (any cause) for the object being sent. A header resent because of a 412 does not end
@@ -80,11 +94,27 @@ public struct UploadStateMachine: Sendable {
     public private(set) var consecutiveFailures = 0
     /// 401/403 answers in a row.
     public private(set) var authFailures = 0
+    /// Permanent rejections (see ``isPermanentRejection(_:)``) of ``rejectedObject`` with no 2xx since (any 2xx resets it).
+    /// Transient failures in between neither count nor reset them: a 503 says nothing about whether the ingest will
+    /// ever take the object, and resetting on it would let an endpoint alternating 400 and 503 hold the lane forever.
+    public private(set) var rejections = 0
+    /// The object the ``rejections`` are about; another object's rejection starts the count again.
+    public private(set) var rejectedObject: UploadObject?
+    /// Headers given up on this lane: a 412 for a segment of their session cannot be cured by a resend, so it counts as
+    /// a permanent rejection of the segment (else the segment would go 412 → resend → 412 forever).
+    public private(set) var headersGivenUp: Set<UploadObject> = []
     /// The segment whose 412 made the lane resend its session's header; nil when no resend is under way.
     public private(set) var segmentAwaitingHeader: UploadObject?
 
     public init(policy: UploadPolicy) {
         self.policy = policy
+    }
+
+    /// Whether `code` says the ingest will not take the object however often it is sent: any 4xx except 401/403
+    /// (credentials, which can be fixed while we retry), 408 (request timeout), 412 (a missing header, cured by a
+    /// resend) and 429 (rate limited).
+    public static func isPermanentRejection(_ code: Int) -> Bool {
+        (400..<500).contains(code) && ![401, 403, 408, 412, 429].contains(code)
     }
 
     /// Call after each attempt for `object`; resets the counters when `object` arrived (a header resent for a 412
@@ -94,6 +124,8 @@ public struct UploadStateMachine: Sendable {
     ) -> UploadDecision {
         if case .status(let code) = outcome, (200..<300).contains(code) {
             authFailures = 0
+            rejections = 0
+            rejectedObject = nil
             if let segment = segmentAwaitingHeader, object == .header(session: segment.session, track: segment.track) {
                 return .delivered
             }
@@ -102,10 +134,11 @@ public struct UploadStateMachine: Sendable {
             return .delivered
         }
         consecutiveFailures += 1
+        var authenticationRefused: String?
         if case .status(let code) = outcome, code == 401 || code == 403 {
             authFailures += 1
-            if authFailures >= policy.maximumAuthFailures {
-                return .connectionFailed("\(code) for \(object) \(authFailures) times in a row")
+            if authFailures == policy.maximumAuthFailures {
+                authenticationRefused = "\(code) for \(object) \(authFailures) times in a row"
             }
         } else {
             authFailures = 0
@@ -114,7 +147,24 @@ public struct UploadStateMachine: Sendable {
             let why = segmentAwaitingHeader == object && outcome == .status(412) ? " again after its header was re-sent" : ""
             return .budgetSpent("\(consecutiveFailures) failed attempts for \(object), last: \(outcome)\(why)")
         }
-        if case .status(412) = outcome, !object.isHeader {
+        if case .status(let code) = outcome, Self.isPermanentRejection(code) || isIncurable412(code, for: object) {
+            if rejectedObject != object {
+                rejectedObject = object
+                rejections = 0
+            }
+            rejections += 1
+            if rejections >= policy.maximumRejections {
+                let reason = "\(object) refused \(rejections) times, last: \(outcome)"
+                if object.isHeader { headersGivenUp.insert(object) }
+                // The next object starts with a clean slate: this one's failures say nothing about it.
+                consecutiveFailures = 0
+                rejections = 0
+                rejectedObject = nil
+                segmentAwaitingHeader = nil
+                return .giveUp(reason)
+            }
+        }
+        if case .status(412) = outcome, !object.isHeader, !isIncurable412(412, for: object) {
             segmentAwaitingHeader = object
             // A 412 that starts a run of failures is answered at once: the endpoint lost the session's header (it
             // restarted), and one resend cures that. A 412 again after the header went through is a failure like
@@ -122,7 +172,21 @@ public struct UploadStateMachine: Sendable {
             let delay = consecutiveFailures == 1 ? .zero : policy.backoff(attempt: consecutiveFailures - 1, using: &random)
             return .resendHeader(after: delay)
         }
-        return .retry(after: policy.backoff(attempt: consecutiveFailures, using: &random))
+        let delay = policy.backoff(attempt: consecutiveFailures, using: &random)
+        if let reason = authenticationRefused {
+            return .authenticationRefused(after: delay, reason)
+        }
+        return .retry(after: delay)
+    }
+
+    /// Call when the lane learns that `header` will not be sent again (given up earlier, e.g. before a restart, so
+    /// it is no longer in the spool): from now on a 412 for a segment of its session counts as a permanent rejection.
+    public mutating func headerIsGone(_ header: UploadObject) {
+        headersGivenUp.insert(header)
+    }
+
+    private func isIncurable412(_ code: Int, for object: UploadObject) -> Bool {
+        code == 412 && !object.isHeader && headersGivenUp.contains(.header(session: object.session, track: object.track))
     }
 
     /// Call when the lane could not read what it was about to send from the spool (journal or file): a failed attempt

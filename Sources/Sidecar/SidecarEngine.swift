@@ -355,7 +355,7 @@ public final class SidecarEngine: SidecarControl, Service {
             let summary = await upload.finish()
             logger.info("connection upload finished", metadata: [
                 "connection": "\(upload.uploader.endpoint.connection)", "reason": "\(reason)",
-                "delivered": "\(summary.delivered)", "complete": "\(summary.complete)",
+                "delivered": "\(summary.delivered)", "complete": "\(summary.complete)", "givenUp": "\(summary.givenUp)",
             ])
         }
         retiring.withLock { $0.append(task) }

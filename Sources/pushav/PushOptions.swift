@@ -100,7 +100,7 @@ final class RecordingUpload: Sendable {
         return upload
     }
 
-    /// Waits until everything is delivered; throws (spool kept) if the connection failed or the budget ran out.
+    /// Waits until everything is delivered; throws (spool kept) if the budget ran out, or when objects were lost or given up.
     ///
     /// After a stop (Ctrl-C, SIGTERM) every spool write still completes, but uploads get only a short grace
     /// (two segment durations, 2…10 s); what is left stays in the spool, where `pushav upload` or the next
@@ -116,6 +116,14 @@ final class RecordingUpload: Sendable {
             let upload = summary.failure.map { "; upload incomplete (\($0)), the spool at \(where_) is kept" } ?? ""
             throw CLIError("\(summary.lost) object(s) lost: could not be written to the spool at \(where_), never uploaded: "
                            + "\(named)\(more)\(upload); \(summary.delivered) delivered, \(summary.retries) retries")
+        }
+        if summary.givenUp > 0 {
+            // Refused for good by the ingest and dropped from the spool: a run that lost them must not exit 0.
+            let named = summary.givenUpObjects.map(\.description).joined(separator: ", ")
+            let more = summary.givenUp > summary.givenUpObjects.count ? " and \(summary.givenUp - summary.givenUpObjects.count) more" : ""
+            let upload = summary.failure.map { "; upload incomplete (\($0)), the spool at \(where_) is kept" } ?? ""
+            throw CLIError("\(summary.givenUp) object(s) given up: the ingest refused them for good: \(named)\(more)\(upload); "
+                           + "\(summary.delivered) delivered, \(summary.retries) retries")
         }
         if stop?.isRequested == true, summary.failure == nil, !summary.complete {
             FileHandle.standardError.write(Data(("interrupted: \(summary.delivered) objects uploaded; the rest stays in the spool "

@@ -124,18 +124,31 @@ import Testing
         await server.stop()
     }
 
-    @Test func repeatedForbiddenMarksTheConnectionFailedAndKeepsTheData() async throws {
+    /// 403 far past `maximumAuthFailures` never stops the uploader (a stopped daemon would hold its spool until
+    /// restarted): it keeps retrying with the data kept, and delivers everything once the endpoint accepts it.
+    @Test func repeatedForbiddenKeepsRetryingWithTheDataKeptUntilAccepted() async throws {
         let setup = try await Setup()
         defer { try? FileManager.default.removeItem(at: setup.directory) }
-        setup.endpoint.inject(.status(403), times: 100)
+        let refusals = 60
+        setup.endpoint.inject(.status(403), times: refusals)
         let server = try await setup.endpoint.start(pki: setup.pki)
-        let run = try setup.upload(port: server.port)
+        let policy = UploadRun.fastPolicy()
+        let run = try setup.upload(port: server.port, policy: policy)
         try await run.feed(setup.media.events)
+        try await Fixtures.waitUntil("retries well past the authentication limit") {
+            run.uploader.retryCount >= 3 * policy.maximumAuthFailures
+        }
+        let depth = try await run.uploader.spool.statistics().queueDepth
+        let busy = await run.uploader.isBusy()
+        if setup.endpoint.pendingFaults > 0 {  // still refusing after those reads: nothing could have been delivered
+            #expect(depth == setup.media.objects.count && busy, "the data is kept while refused")
+        }
         let summary = await run.finish()
-        #expect(summary.failure?.contains("403") == true)
-        #expect(!summary.complete)
-        #expect(try await run.uploader.spool.statistics().queueDepth == setup.media.objects.count)
-        #expect(run.uploader.isBusy())
+        #expect(summary.failure == nil && summary.complete, "\(summary)")
+        #expect(summary.retries == refusals)
+        #expect(setup.endpoint.pendingFaults == 0)
+        expectDelivered(setup.media, under: setup.root)
+        #expect(await !run.uploader.isBusy())
         await server.stop()
     }
 

@@ -169,14 +169,29 @@ struct FixedRandom: RandomNumberGenerator {
         #expect(machine.decide(afterSpoolFailure: "file gone", using: &random) == .budgetSpent("3 failed attempts, last: file gone"))
     }
 
-    @Test func repeatedAuthFailuresMarkTheConnectionFailed() {
+    /// Backoff with `jitter = 0`: 1 s, 2 s, 4 s, … capped at 60 s.
+    static func backoff(_ attempt: Int) -> Duration { min(.seconds(1 << min(attempt - 1, 20)), .seconds(60)) }
+
+    /// 401/403 never stop the lane: every refusal is a retry with the usual backoff, and the third in a row (the
+    /// policy's `maximumAuthFailures`) says once that authentication is refused. A 2xx ends the run; the next run is
+    /// reported again.
+    @Test(arguments: [401, 403]) func refusedAuthenticationIsReportedOnceAndRetriedForever(code: Int) {
         var machine = UploadStateMachine(policy: policy)
         var random = SystemRandomNumberGenerator()
-        #expect(machine.decide(after: .status(403), for: segment, using: &random) == .retry(after: .seconds(1)))
-        #expect(machine.decide(after: .status(401), for: segment, using: &random) == .retry(after: .seconds(2)))
-        guard case .connectionFailed = machine.decide(after: .status(403), for: segment, using: &random) else {
-            Issue.record("third auth failure must fail the connection")
-            return
+        for run in 1...2 {
+            for attempt in 1...20 {
+                let decision = machine.decide(after: .status(code), for: segment, using: &random)
+                if attempt == 3 {
+                    #expect(decision == .authenticationRefused(after: Self.backoff(attempt),
+                                                               "\(code) for session_1/video/segment_1002.m4s 3 times in a row"),
+                            "run \(run)")
+                } else {
+                    #expect(decision == .retry(after: Self.backoff(attempt)), "run \(run), attempt \(attempt)")
+                }
+            }
+            #expect(machine.authFailures == 20)
+            #expect(machine.decide(after: .status(201), for: segment, using: &random) == .delivered)
+            #expect(machine.authFailures == 0 && machine.consecutiveFailures == 0)
         }
     }
 
@@ -189,7 +204,117 @@ struct FixedRandom: RandomNumberGenerator {
         #expect(machine.authFailures == 0)
         #expect(machine.decide(after: .status(403), for: segment, using: &random) == .retry(after: .seconds(8)))
         #expect(machine.decide(after: .status(401), for: segment, using: &random) == .retry(after: .seconds(16)))
-        #expect(machine.decide(after: .status(403), for: segment, using: &random) == .connectionFailed("403 for session_1/video/segment_1002.m4s 3 times in a row"))
+        #expect(machine.decide(after: .status(403), for: segment, using: &random)
+                == .authenticationRefused(after: .seconds(32), "403 for session_1/video/segment_1002.m4s 3 times in a row"))
+    }
+
+    /// A 4xx that no resend can cure: retried with the usual backoff, then given up after `maximumRejections` (3)
+    /// attempts; the next object starts over.
+    @Test(arguments: [400, 404, 410, 413, 415, 422])
+    func permanentRejectionsAreRetriedThenGivenUp(code: Int) {
+        #expect(policy.maximumRejections == 3, "the documented default")
+        var machine = UploadStateMachine(policy: policy)
+        var random = SystemRandomNumberGenerator()
+        #expect(machine.decide(after: .status(code), for: segment, using: &random) == .retry(after: .seconds(1)))
+        #expect(machine.decide(after: .status(code), for: segment, using: &random) == .retry(after: .seconds(2)))
+        #expect(machine.decide(after: .status(code), for: segment, using: &random)
+                == .giveUp("session_1/video/segment_1002.m4s refused 3 times, last: HTTP \(code)"))
+        #expect(machine.consecutiveFailures == 0 && machine.rejections == 0)
+        let next = UploadObject(session: 1, track: "video", number: 1003)
+        #expect(machine.decide(after: .status(code), for: next, using: &random) == .retry(after: .seconds(1)))
+        #expect(machine.decide(after: .status(201), for: next, using: &random) == .delivered)
+    }
+
+    /// Failures that may pass (timeouts, rate limits, server errors, no answer) are retried forever without a budget.
+    @Test(arguments: [UploadOutcome.status(408), .status(429), .status(500), .status(502), .status(503), .status(504),
+                      .transportFailure("connection reset by peer")])
+    func transientFailuresAreNeverGivenUpWithoutABudget(outcome: UploadOutcome) {
+        var machine = UploadStateMachine(policy: policy)
+        var random = SystemRandomNumberGenerator()
+        for attempt in 1...200 {
+            let decision = machine.decide(after: outcome, for: segment, using: &random)
+            #expect(decision == .retry(after: Self.backoff(attempt)), "attempt \(attempt)")
+        }
+    }
+
+    /// 412 keeps resending the header (with backoff after the first), however often: it is not a rejection.
+    @Test func preconditionFailedIsNeverGivenUpWithoutABudget() {
+        var machine = UploadStateMachine(policy: policy)
+        var random = SystemRandomNumberGenerator()
+        for attempt in 1...20 {
+            let expected: Duration = attempt == 1 ? .zero : Self.backoff(attempt - 1)
+            #expect(machine.decide(after: .status(412), for: segment, using: &random) == .resendHeader(after: expected))
+            #expect(machine.decide(after: .status(204), for: header, using: &random) == .delivered)
+        }
+    }
+
+    struct RejectionRun: Sendable, CustomTestStringConvertible {
+        var name: String
+        var outcomes: [UploadOutcome]
+        /// The decision after the last outcome; every earlier one is a `.retry`.
+        var last: UploadDecision
+        var testDescription: String { name }
+    }
+
+    static let rejectionRuns: [RejectionRun] = [
+        RejectionRun(name: "a success between rejections resets the count",
+                     outcomes: [.status(400), .status(400), .status(201), .status(400), .status(400)], last: .retry(after: .seconds(2))),
+        RejectionRun(name: "transient failures between rejections neither count nor reset",
+                     outcomes: [.status(400), .status(503), .status(400), .transportFailure("reset"), .status(404)],
+                     last: .giveUp("session_1/video/segment_1002.m4s refused 3 times, last: HTTP 404")),
+        RejectionRun(name: "auth refusals between rejections neither count nor reset",
+                     outcomes: [.status(400), .status(401), .status(400), .status(400)],
+                     last: .giveUp("session_1/video/segment_1002.m4s refused 3 times, last: HTTP 400")),
+    ]
+
+    @Test(arguments: rejectionRuns) func rejectionsAreCountedPerRunOfTheObject(_ run: RejectionRun) {
+        var machine = UploadStateMachine(policy: policy)
+        var random = SystemRandomNumberGenerator()
+        var decisions = run.outcomes.map { machine.decide(after: $0, for: segment, using: &random) }
+        let last = decisions.removeLast()
+        #expect(last == run.last)
+        #expect(decisions.allSatisfy { if case .retry = $0 { true } else { $0 == .delivered } }, "\(decisions)")
+    }
+
+    @Test func anotherObjectsRejectionStartsTheCountAgain() {
+        var machine = UploadStateMachine(policy: policy)
+        var random = SystemRandomNumberGenerator()
+        let other = UploadObject(session: 1, track: "video", number: 1003)
+        _ = machine.decide(after: .status(400), for: segment, using: &random)
+        _ = machine.decide(after: .status(400), for: segment, using: &random)
+        #expect(machine.decide(after: .status(400), for: other, using: &random) == .retry(after: .seconds(4)))
+        #expect(machine.rejections == 1 && machine.rejectedObject == other)
+    }
+
+    /// A header given up cannot be resent, so a 412 for its segments is a rejection like a 400, given up in turn
+    /// (otherwise: 412, resend, 412 forever). `headerIsGone` teaches the same to a lane that gave it up before a restart.
+    @Test(arguments: [false, true]) func preconditionFailedAfterTheHeaderWasGivenUpIsARejection(restarted: Bool) {
+        var machine = UploadStateMachine(policy: policy)
+        var random = SystemRandomNumberGenerator()
+        if restarted {
+            machine.headerIsGone(header)
+        } else {
+            for _ in 1...2 { _ = machine.decide(after: .status(400), for: header, using: &random) }
+            #expect(machine.decide(after: .status(400), for: header, using: &random)
+                    == .giveUp("session_1/video/video.init refused 3 times, last: HTTP 400"))
+        }
+        #expect(machine.decide(after: .status(412), for: segment, using: &random) == .retry(after: .seconds(1)))
+        #expect(machine.decide(after: .status(412), for: segment, using: &random) == .retry(after: .seconds(2)))
+        #expect(machine.decide(after: .status(412), for: segment, using: &random)
+                == .giveUp("session_1/video/segment_1002.m4s refused 3 times, last: HTTP 412"))
+        // Another session's header is still resent for a 412.
+        let later = UploadObject(session: 2, track: "video", number: 1001)
+        #expect(machine.decide(after: .status(412), for: later, using: &random) == .resendHeader(after: .zero))
+    }
+
+    @Test func theRetryBudgetComesBeforeTheRejectionLimit() {
+        var limited = policy
+        limited.retryBudget = 2
+        var machine = UploadStateMachine(policy: limited)
+        var random = SystemRandomNumberGenerator()
+        #expect(machine.decide(after: .status(400), for: segment, using: &random) == .retry(after: .seconds(1)))
+        #expect(machine.decide(after: .status(400), for: segment, using: &random)
+                == .budgetSpent("2 failed attempts for session_1/video/segment_1002.m4s, last: HTTP 400"))
     }
 
     @Test func retryBudgetStopsTheTrack() {

@@ -1,5 +1,6 @@
 import Foundation
-import Ingest
+import GRDB
+@testable import Ingest
 import Testing
 
 @Suite struct SegmentSpoolTests {
@@ -37,6 +38,83 @@ import Testing
         #expect(try spool.entry(connection: "c", object: .header(session: 1, track: "video")) == nil)
         #expect(try spool.statistics().bytes == 0)
         #expect(try spool.nextSessionNumber(connection: "c") == 2)
+    }
+
+    /// A given-up object leaves the queue as a delivered one does (not busy, nothing waits for it, its file is
+    /// gone) but stays recorded, across a reopen, so the session reads as given up, not delivered.
+    @Test func aGivenUpObjectLeavesTheQueueButItsSessionIsNotDelivered() throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let spool = try SegmentSpool(directory: directory, logger: .quiet)
+            for item in [UploadObject.manifest(session: 1, isFinal: false), .header(session: 1, track: "video"), object(1, 1001),
+                         object(1, 1002), .manifest(session: 1, isFinal: true)] {
+                try spool.store([1], for: item, connection: "c")
+            }
+            try spool.finishSession(1, connection: "c")
+            for item in [UploadObject.manifest(session: 1, isFinal: false), .header(session: 1, track: "video"), object(1, 1001)] {
+                try spool.markDelivered(connection: "c", object: item)
+            }
+            #expect(try spool.waitsForOtherTracks(connection: "c", object: .manifest(session: 1, isFinal: true)))
+            try spool.markGivenUp(connection: "c", object: object(1, 1002), reason: "HTTP 400")
+            #expect(!FileManager.default.fileExists(atPath: spool.fileURL(connection: "c", object: object(1, 1002)).path))
+            #expect(try !spool.waitsForOtherTracks(connection: "c", object: .manifest(session: 1, isFinal: true)))
+            #expect(try spool.nextPending(connection: "c", track: "video") == nil)
+            #expect(try spool.sessionDelivery(1, connection: "c") == .pending, "the static manifest is still to send")
+            try spool.markDelivered(connection: "c", object: .manifest(session: 1, isFinal: true))
+        }
+        let spool = try SegmentSpool(directory: directory, logger: .quiet)
+        #expect(try !spool.isBusy(connection: "c"))
+        #expect(try spool.pendingObjects().isEmpty)
+        #expect(try spool.statistics().bytes == 0, "the header went once nothing of its track was left")
+        #expect(try spool.sessionDelivery(1, connection: "c") == .givenUp([object(1, 1002)]))
+        #expect(try !spool.isSessionDelivered(1, connection: "c"))
+        #expect(try spool.givenUpObjects(connection: "c").map(\.reason) == ["HTTP 400"])
+        #expect(try spool.givenUpObjects(connection: "other").isEmpty)
+    }
+
+    /// A spool journal written before given-up objects were recorded (schema v1 only) opens with its queue intact and
+    /// takes give-ups.
+    @Test func aSpoolFromBeforeGiveUpsOpensWithItsQueueIntact() throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pending = object(3, 1001)
+        do {
+            // The v1 schema and migration name exactly as the spool registered them before v2.
+            let old = try DatabaseQueue(path: directory.appendingPathComponent("journal.sqlite").path)
+            var migrator = DatabaseMigrator()
+            migrator.registerMigration("v1") { db in
+                try db.execute(sql: """
+                    CREATE TABLE object (
+                        connection TEXT NOT NULL, session INTEGER NOT NULL, track TEXT NOT NULL, number INTEGER NOT NULL,
+                        bytes INTEGER NOT NULL, created REAL NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+                        delivered INTEGER NOT NULL DEFAULT 0,
+                        PRIMARY KEY (connection, session, track, number));
+                    CREATE TABLE session (
+                        connection TEXT NOT NULL, session INTEGER NOT NULL, finished INTEGER NOT NULL DEFAULT 0,
+                        PRIMARY KEY (connection, session));
+                    CREATE TABLE counter (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                    """)
+            }
+            try migrator.migrate(old)
+            try old.write { db in
+                try db.execute(sql: "INSERT INTO object VALUES ('c', 3, 'video', 1001, 2, 0, 4, 0)")
+                try db.execute(sql: "INSERT INTO session VALUES ('c', 3, 1)")
+            }
+            try old.close()
+        }
+        let file = directory.appendingPathComponent("objects").appendingPathComponent(SegmentSpool.safeName("c"))
+            .appendingPathComponent(pending.spoolPath)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data([9, 9]).write(to: file)
+
+        let spool = try SegmentSpool(directory: directory, logger: .quiet)
+        #expect(try spool.nextPending(connection: "c", track: "video")?.attempts == 4)
+        #expect(try spool.bytes(connection: "c", object: pending) == [9, 9])
+        #expect(try spool.sessionDelivery(3, connection: "c") == .pending)
+        try spool.markGivenUp(connection: "c", object: pending, reason: "HTTP 413")
+        #expect(try !spool.isBusy(connection: "c"))
+        #expect(try spool.sessionDelivery(3, connection: "c") == .givenUp([pending]))
     }
 
     @Test func evictsWholeOldestSessionsWhenFullButNeverTheCurrentOne() throws {

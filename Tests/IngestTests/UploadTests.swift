@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Ingest
 import IngestServer
+import Logging
 import NIOCore
 import NIOHTTP1
 import NIOSSL
@@ -24,14 +25,15 @@ struct UploadRun {
     }
 
     static func start(url: String, tls: ClientTLSMaterial, spool directory: URL, policy: UploadPolicy = fastPolicy(),
-                      connection: String = "test") throws -> UploadRun {
-        try start(url: url, tls: tls, spool: try SegmentSpool(directory: directory, logger: .quiet), policy: policy, connection: connection)
+                      connection: String = "test", logger: Logger = .quiet) throws -> UploadRun {
+        try start(url: url, tls: tls, spool: try SegmentSpool(directory: directory, logger: .quiet), policy: policy, connection: connection,
+                  logger: logger)
     }
 
     static func start(url: String, tls: ClientTLSMaterial, spool: SegmentSpool, policy: UploadPolicy = fastPolicy(),
-                      connection: String = "test") throws -> UploadRun {
+                      connection: String = "test", logger: Logger = .quiet) throws -> UploadRun {
         let uploader = try SegmentUploader(spool: spool, endpoint: UploadEndpoint(url: url, connection: connection, tls: tls),
-                                           policy: policy, segmentDuration: .milliseconds(200), logger: .quiet)
+                                           policy: policy, segmentDuration: .milliseconds(200), logger: logger)
         return UploadRun(uploader: uploader, task: Task { await uploader.run() })
     }
 
