@@ -56,6 +56,7 @@ public final class SegmentSpool: Sendable {
         self.capacity = capacity
         self.logger = logger
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("objects"), withIntermediateDirectories: true)
+        freeSpaceReserve = Self.reserve(for: directory)
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             // WAL alone survives kill -9; FULL also makes each commit survive power loss.
@@ -95,6 +96,12 @@ public final class SegmentSpool: Sendable {
     /// Writes `bytes` durably, then journals them. Returns only when both are on disk; throws only when the object is
     /// not durable. May evict older sessions.
     public func store(_ bytes: [UInt8], for object: UploadObject, connection: String, now: Date = Date()) throws {
+        do {
+            // Room first: the disk keeps its reserve however large the spool's capacity is.
+            try evictIfFull(keeping: SessionKey(connection: connection, session: object.session), adding: bytes.count)
+        } catch {
+            logger.error("spool eviction failed", metadata: ["error": "\(error)"])
+        }
         try DurableFile.write(bytes, to: fileURL(connection: connection, object: object))
         try database.write { db in
             try db.execute(
@@ -336,12 +343,37 @@ public final class SegmentSpool: Sendable {
         }
     }
 
-    /// Evicts whole sessions, oldest first, while over capacity, never the session being written.
-    private func evictIfFull(keeping current: SessionKey) throws {
+    /// Bytes the spool leaves free on its file system: a tenth of it, at least 256 KiB, at most 64 MiB.
+    ///
+    /// Why: `capacity` is a setting (1 GiB by default) that may exceed the disk. Without a reserve a long ingest outage
+    /// fills the disk, and then nothing works — SQLite cannot commit even the deletes that would free space, the
+    /// cluster cannot save a session number, and recording stops. With it the spool evicts its oldest sessions
+    /// (logged and counted, the only way anything is dropped) and the camera keeps recording the newest.
+    public let freeSpaceReserve: Int
+
+    /// Free bytes on the spool's file system (nil when it cannot be read).
+    private func freeBytes() -> Int? {
+        var info = statvfs()
+        guard statvfs(directory.path, &info) == 0 else { return nil }
+        return Int(info.f_bavail) * Int(info.f_frsize)
+    }
+
+    /// The reserve for the file system holding `directory`.
+    static func reserve(for directory: URL) -> Int {
+        var info = statvfs()
+        guard statvfs(directory.path, &info) == 0 else { return 256 << 10 }
+        let size = Int(info.f_blocks) * Int(info.f_frsize)
+        return min(max(size / 10, 256 << 10), 64 << 20)
+    }
+
+    /// Evicts whole sessions, oldest first, while over capacity or while storing `adding` more bytes would eat into
+    /// the disk's ``freeSpaceReserve``; never the session being written.
+    private func evictIfFull(keeping current: SessionKey, adding: Int = 0) throws {
         while true {
+            let short = freeBytes().map { $0 - adding < freeSpaceReserve } ?? false
             let victim: (SessionKey, Int, Int)? = try database.read { db in
                 let total = try Int.fetchOne(db, sql: "SELECT coalesce(sum(bytes), 0) FROM object") ?? 0
-                guard total > capacity else { return nil }
+                guard total > capacity || short else { return nil }
                 guard let row = try Row.fetchOne(db, sql: """
                     SELECT connection, session, sum(bytes) AS bytes, count(*) AS objects FROM object
                     WHERE NOT (connection = ? AND session = ?)
@@ -364,9 +396,9 @@ public final class SegmentSpool: Sendable {
             let dimensions = [("connection", session.connection)]
             Counter(label: "pushav_spool_evictions_total", dimensions: dimensions).increment()
             Counter(label: "pushav_spool_evicted_bytes_total", dimensions: dimensions).increment(by: bytes)
-            logger.warning("spool full: evicted a whole session", metadata: [
+            logger.warning(short ? "disk nearly full: evicted a whole session from the spool" : "spool full: evicted a whole session", metadata: [
                 "connection": "\(session.connection)", "session": "\(session.session)", "objects": "\(objects)",
-                "bytes": "\(bytes)", "capacity": "\(capacity)",
+                "bytes": "\(bytes)", "capacity": "\(capacity)", "freeSpaceReserve": "\(freeSpaceReserve)",
             ])
         }
     }

@@ -148,3 +148,60 @@ extension ServeEndToEndTests {
         }
     }
 }
+
+extension ServeEndToEndTests {
+    /// The state folder on a 2 MiB tmpfs with the ingest down. (1) A Continuous recording fills it: the spool keeps the
+    /// disk's reserve by evicting its oldest sessions (logged), and the recording goes on. (2) Something else takes
+    /// the rest of the disk: what the spool cannot take ends the running session with its End, and new sessions are
+    /// refused and tried again with a back-off — never a Begin without its End, never stuck. (3) Space comes back and
+    /// the ingest too: the connection records again by itself and delivers.
+    @Test func aFullDiskEndsTheRecordingAndItResumesOnceSpaceIsFree() async throws {
+        let ingest = try await ServeIngest("diskfull")
+        defer { try? FileManager.default.removeItem(at: ingest.directory) }
+        let state = ingest.directory.appendingPathComponent("state")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        try await Shell.run("mount -t tmpfs -o size=2m tmpfs '\(state.path)'")
+        let port = try LocalPorts.freeTCPPort()
+        let serve = try await Serve(directory: ingest.directory, media: Self.media)
+        var server: RunningServer?
+        do {
+            try await serve.waitUntilStreaming()
+            let events = try await serve.subscribe()
+            defer { events.stop() }
+            let endpointID = try await serve.addTLSEndpoint(pki: ingest.pki, port: port)
+            let id = try await serve.allocate(TransportJSON.options(endpointID: endpointID, ingestPort: port, trigger: .continuous))
+            try await serve.setActive(id)
+            try await events.wait("Begin of session 1", timeout: .seconds(15)) { $0.contains { $0.isBegin && $0.session == 1 } }
+            try await Fixtures.waitUntil("the spool evicting to keep the disk's reserve", timeout: .seconds(45)) {
+                serve.log.all.contains { $0.text.contains("disk nearly full: evicted a whole session") }
+            }
+            #expect(!serve.log.all.contains { $0.text.contains("recording failed") }, "the reserve kept recording going")
+            // Another writer takes the rest of the disk.
+            try await Shell.run("dd if=/dev/zero of='\(state.path)/ballast' bs=16k 2>/dev/null || true")
+            try await Fixtures.waitUntil("a failed recording backing off", timeout: .seconds(30)) {
+                serve.log.all.contains { $0.text.contains("recording failed; trying again") }
+            }
+            let failedAt = events.events(of: id).map(\.session).max() ?? 1
+            try await Shell.run("rm -f '\(state.path)/ballast'")
+            server = try await ingest.start(port: port)
+            let restored = ContinuousClock.now
+            let all = try await events.wait("a Begin once space is back", timeout: .seconds(45)) { events in
+                events.contains { $0.isBegin && $0.connectionID == id && $0.session > failedAt && $0.time > restored }
+            }
+            let resumed = try #require(all.first { $0.isBegin && $0.connectionID == id && $0.time > restored })
+            try await Fixtures.waitUntil("the resumed session delivered", timeout: .seconds(45)) {
+                ingest.endpoint.storedPaths.contains("session_\(resumed.session)/video/segment_1001.m4s")
+            }
+            let running = try #require(events.events.filter { $0.isBegin && $0.connectionID == id }.map(\.session).max())
+            let ended = Set(events.events.filter { !$0.isBegin }.map(\.session))
+            Self.expectPaired(events.events, connection: id, running: ended.contains(running) ? [] : [running])
+            #expect(serve.process.isRunning)
+            #expect(serve.process.output.contains("clip dropped"), "every session that could not be recorded is logged")
+        } catch {
+            Issue.record("\(error)\n\(serve.process.output)")
+        }
+        try await serve.shutdown()
+        await server?.stop()
+        try await Shell.run("umount -l '\(state.path)'")
+    }
+}
