@@ -205,3 +205,50 @@ extension ServeEndToEndTests {
         try await Shell.run("umount -l '\(state.path)'")
     }
 }
+
+extension ServeEndToEndTests {
+    /// An ingest that answers 400 to every attempt at one segment: the uploader gives that object up after
+    /// `maximumRejections` attempts (logged, counted), its lane moves on, and the connection stays manageable —
+    /// before, Deallocate and Modify answered BUSY for as long as the object was retried, i.e. forever.
+    @Test func anObjectRejectedForGoodIsGivenUpAndTheConnectionCanBeRemoved() async throws {
+        try await ServeScenario.run("rejected") { scenario in
+            let (ingest, serve, events) = (scenario.ingest, scenario.serve, scenario.events)
+            let victim = "session_1/video/segment_1002.m4s"
+            ingest.endpoint.inject(.status(400), times: 1000, matching: victim)
+            let id = try await serve.allocate(scenario.options(trigger: .continuous, segmentMs: 2000))
+            try await serve.setActive(id)
+            try await Fixtures.waitUntil("the lane past the rejected segment", timeout: .seconds(45)) {
+                ingest.endpoint.storedPaths.contains("session_1/video/segment_1003.m4s")
+                    && serve.log.all.contains { $0.text.contains("upload given up") }
+            }
+            #expect(ingest.endpoint.arrivals.filter { $0.path == victim }.count == 3, "\(ingest.endpoint.arrivals.map(\.path))")
+            let scrape = try await Scrape.take(serve)
+            #expect(scrape.value("pushav_upload_objects_given_up_total", ["connection": "cam1/\(id)"]) == 1)
+            let deallocate = try await serve.request(.POST, "/v1/cameras/cam1/commands/deallocatePushTransport",
+                                                     #"{"connectionID": \#(id)}"#)
+            #expect(deallocate.status == 200, "\(deallocate)")
+            try await events.wait("End of session 1", timeout: .seconds(10)) { $0.contains { !$0.isBegin && $0.session == 1 } }
+            Self.expectPaired(events.events, connection: id)
+        }
+    }
+
+    /// SIGTERM while the ingest never answers and a chunked segment is being streamed: the recording ends with its
+    /// End, the process exits 0 within the shutdown limit (nothing waits forever), and what was recorded stays spooled.
+    @Test func sigtermWithTheIngestStalledExitsWithinItsLimit() async throws {
+        try await ServeScenario.run("stalledterm") { scenario in
+            let (ingest, serve, events) = (scenario.ingest, scenario.serve, scenario.events)
+            ingest.endpoint.inject(.stall, times: 1000)
+            let id = try await serve.allocate(scenario.options(trigger: .continuous, segmentMs: 2000, chunkMs: 500))
+            try await serve.setActive(id)
+            try await Fixtures.waitUntil("an upload stalled", timeout: .seconds(30)) { !ingest.endpoint.started.isEmpty }
+            try await events.wait("Begin of session 1", timeout: .seconds(10)) { $0.contains { $0.isBegin && $0.session == 1 } }
+            let signalled = ContinuousClock.now
+            let exited = try await serve.stop(SIGTERM, timeout: .seconds(30))
+            #expect(exited, "pushav serve still running 30 s after SIGTERM")
+            #expect(ContinuousClock.now - signalled < .seconds(25))
+            #expect(serve.process.process.terminationStatus == 0, "\(serve.process.output)")
+            #expect(events.events(of: id).contains { !$0.isBegin && $0.session == 1 }, "\(events.events)")
+            #expect(serve.process.output.contains("stopped"))
+        }
+    }
+}
