@@ -523,13 +523,6 @@ public struct ServeError: Error, Sendable, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-extension ClipTimeControl {
-    init(_ control: TransportMotionTriggerTimeControlStruct) {
-        self.init(initial: Int64(control.initialDuration), augmentation: Int64(control.augmentationDuration),
-                  max: Int64(control.maxDuration), blind: Int64(control.blindDuration))
-    }
-}
-
 /// Runs an actor call from a thread that is not part of Swift's pool (the media thread) and waits for it.
 func blockingCall<T: Sendable>(_ body: @escaping @Sendable () async throws(TransportCommandError) -> T) throws(TransportCommandError) -> T {
     let result = Mutex<Result<T, TransportCommandError>?>(nil)

@@ -1,4 +1,5 @@
 import Foundation
+import Timeline
 
 // The cluster's structures, field names as in Google Home's Swift `PushAvStreamTransportTrait`.
 // Optional fields are Swift optionals (absent = nil); optional *nullable* fields are `Nullable<T>?`.
@@ -231,5 +232,13 @@ public struct TransportConfigurationStruct: Codable, Sendable, Hashable {
         self.transportStatus = transportStatus
         self.transportOptions = transportOptions
         self.fabricIndex = fabricIndex
+    }
+}
+
+extension ClipTimeControl {
+    /// The cluster's `TransportMotionTriggerTimeControlStruct` (whole seconds).
+    public init(_ control: TransportMotionTriggerTimeControlStruct) {
+        self.init(initial: Int64(control.initialDuration), augmentation: Int64(control.augmentationDuration),
+                  max: Int64(control.maxDuration), blind: Int64(control.blindDuration))
     }
 }

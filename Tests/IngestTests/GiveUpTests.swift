@@ -104,7 +104,7 @@ import TestSupport
                 try await spool.finishSession(1, connection: url)
             }
             return try await PushavProcess.run(
-                ["upload", "--segment-duration", "1000", "--max-backoff", "50"] + PersistentFailureTests.pushArguments(setup, port: server.port),
+                ["upload", "--segment-duration", "4000", "--max-backoff", "50"] + PersistentFailureTests.pushArguments(setup, port: server.port),
                 log: setup.directory.appendingPathComponent("upload.log")
             ) {
                 let count = setup.endpoint.arrivals.count
@@ -116,9 +116,11 @@ import TestSupport
         #expect(result.status != 0, "\(result.output)")
         let errorLine = result.output.split(separator: "\n").first { $0.hasPrefix("Error:") }.map(String.init) ?? ""
         #expect(errorLine.contains("given up") && errorLine.contains(victim.relativePath), "\(result.output)")
-        #expect(setup.endpoint.arrivals.filter { $0.path == victim.relativePath }.count == UploadPolicy(segmentDuration: .seconds(1)).maximumRejections)
+        #expect(setup.endpoint.arrivals.filter { $0.path == victim.relativePath }.count == UploadPolicy(segmentDuration: .seconds(4)).maximumRejections)
+        // A request the loaded machine answered after the client's deadline is sent again: compare what was stored,
+        // not how often.
         let others = setup.media.objects.map(\.object).filter { $0 != victim }.map(\.relativePath)
-        #expect(setup.endpoint.storedPaths == others)
+        #expect(Set(setup.endpoint.storedPaths) == Set(others), "\(setup.endpoint.storedPaths)")
     }
 
     /// 401 for the first seven requests (more than `maximumAuthFailures`, 4 in the fast policy), then accepted: the

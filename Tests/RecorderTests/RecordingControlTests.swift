@@ -96,8 +96,17 @@ import TransportModel
         policy.hooks = log.hooks
         options.control!.submit(.attach(connection: 9, policy: policy, active: true))
         let report = try await Recorder.record(input: Fixtures.media("e_video_only.mp4").path, options: options)
-        #expect(log.begins.withLock { $0.count } == 1 && log.ends.withLock { $0.isEmpty })
-        #expect(report.droppedClips.count == 1 && report.droppedClips[0].reason.contains("refused"), "\(report.droppedClips)")
+        // Every refusal is a dropped clip (logged, in the report), never a recording, and the Continuous transport
+        // tries again after a back-off that doubles: 1 s, 2 s, 4 s … (it used to stay "recording" and never retry).
+        let begins = log.begins.withLock { $0.count }
+        #expect(begins >= 3 && log.ends.withLock { $0.isEmpty }, "\(begins) Begins")
+        #expect(report.droppedClips.count == begins && report.droppedClips.allSatisfy { $0.reason.contains("refused") },
+                "\(report.droppedClips)")
+        let triggers = report.droppedClips.map(\.trigger)
+        for (index, gap) in zip(triggers.dropFirst(), triggers).map({ $0 - $1 }).enumerated() {
+            let expected = Double(1 << index)
+            #expect(gap >= expected && gap < expected + 0.1, "retry \(index + 1) after \(gap) s: \(triggers)")
+        }
         #expect(!FileManager.default.fileExists(atPath: output.appendingPathComponent("session_1").path))
     }
 
