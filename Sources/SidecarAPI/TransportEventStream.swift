@@ -23,6 +23,8 @@ struct TransportEventStream: Sendable {
     let fabric: FabricIndex
     let logger: Logger
     let keepAlive: Duration
+    /// Runs between subscribing and reading the log (tests use it to emit events in that window).
+    var afterSubscribing: @Sendable () async -> Void = {}
 
     /// Most frames waiting for a slow subscriber; past this the stream is closed (logged), never silently thinned.
     static let maxPendingFrames = 1024
@@ -33,6 +35,7 @@ struct TransportEventStream: Sendable {
     func response(after: UInt64?) async throws -> Response {
         // Subscribe before reading the log and before answering, so every later event is seen.
         let events = await transport.events()
+        await afterSubscribing()
         var replay: [LoggedTransportEvent] = []
         var liveAbove: UInt64? = nil
         if let after {

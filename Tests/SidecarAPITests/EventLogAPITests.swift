@@ -1,8 +1,11 @@
 import AsyncHTTPClient
 import Foundation
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
-import SidecarAPI
+import Logging
+@testable import SidecarAPI
+import Synchronization
 import Testing
 import TestSupport
 import TransportModel
@@ -85,6 +88,8 @@ import TransportModel
                 id: 7
 
                 """))
+            // Ends the streams (as shutdown does), so the server does not wait for them.
+            await server.finishSubscriptions()
             try await http.shutdown()
         }
     }
@@ -110,6 +115,7 @@ import TransportModel
                 try await reader.read(frames: expected.count)
                 #expect(reader.frameIDs == expected)
             }
+            await server.finishSubscriptions()
             try await http.shutdown()
         }
     }
@@ -197,5 +203,50 @@ import TransportModel
             #expect(reader.text == "")
             try await http.shutdown()
         }
+    }
+}
+
+/// The replay/live seam, deterministically: events emitted after the subscription but before the log is read are in
+/// both the log and the live stream; the subscriber gets each once.
+@Suite struct EventReplaySeamTests {
+    /// Collects what the stream writes.
+    struct CollectingWriter: ResponseBodyWriter {
+        final class Sink: Sendable {
+            let text = Mutex("")
+        }
+        let sink: Sink
+
+        mutating func write(_ buffer: ByteBuffer) async throws { sink.text.withLock { $0 += String(buffer: buffer) } }
+        consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
+    }
+
+    @Test func eventsBetweenSubscribingAndReadingComeOnce() async throws {
+        let sidecar = try TestSidecar()
+        let server = try #require(sidecar.servers["cam1"])
+        var registries = await server.currentRegistries
+        registries.tlsEndpoints[TLSEndpointKey(fabricIndex: 1, endpointID: 1)] = TLSEndpoint(
+            fabricIndex: 1, endpointID: 1, hostname: "ingest.example.com", port: 443, caCertificate: Data([0x30]),
+            clientCertificateChain: [], privateKey: Data([0x04]))
+        try await server.setRegistries(registries)
+        let options = try JSONDecoder().decode(TransportOptionsStruct.self, from: Data(Bodies.motionOptions().utf8))
+        let id = try await server.allocatePushTransport(options, fabric: 1).connectionID
+        try await server.setTransportStatus(connectionID: id, transportStatus: .active, fabric: 1)
+        let first = try await server.recordingStarted(connectionID: id, trigger: .motion)  // event 1, before
+
+        var stream = TransportEventStream(
+            transport: server, fabric: 1, logger: Logger(label: "seam-test"), keepAlive: .seconds(3600))
+        stream.afterSubscribing = {
+            // Event 2: after the subscription, before the log read: in the replay and in the live stream.
+            _ = await server.recordingEnded(connectionID: id, sessionNumber: first)
+        }
+        let response = try await stream.response(after: 0)
+        _ = try await server.recordingStarted(connectionID: id, trigger: .motion)  // event 3, live only
+        await server.finishSubscriptions()
+        let sink = CollectingWriter.Sink()
+        try await response.body.write(CollectingWriter(sink: sink))
+        let text = sink.text.withLock { $0 }
+        #expect(text.hasPrefix(": subscribed\n\n"))
+        let ids = text.split(separator: "\n").filter { $0.hasPrefix("id: ") }
+        #expect(ids == ["id: 1", "id: 2", "id: 3"], "\(text)")
     }
 }
