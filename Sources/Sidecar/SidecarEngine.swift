@@ -78,7 +78,15 @@ public final class SidecarEngine: SidecarControl, Service {
             } catch {
                 throw ServeError("cannot open the state of camera \(camera.id): \(error)")
             }
-            let server = try PushAVStreamTransportServer(capabilities: Self.capabilities, persistence: store)
+            // An event-log write that fails (disk full) is logged and counted; the event still goes out.
+            let logFailures = Counter(label: "pushav_event_log_write_failures_total", dimensions: [("camera", camera.id)])
+            let server = try PushAVStreamTransportServer(
+                capabilities: Self.capabilities, persistence: store, eventLog: store,
+                reportEventLogFailure: { [logger, id = camera.id] error in
+                    logger.error("event log write failed; the event is still delivered live",
+                                 metadata: ["camera": "\(id)", "error": "\(error)"])
+                    logFailures.increment()
+                })
             try await Self.register(camera, on: server)
             let attributesFile = camerasDirectory.appendingPathComponent("\(camera.id).attributes.json")
             let attributes = (try? JSONDecoder().decode(CameraAttributes.self, from: Data(contentsOf: attributesFile)))

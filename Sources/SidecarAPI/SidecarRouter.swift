@@ -124,10 +124,12 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
             Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/events")) { request, context in
                 let fabric = try RequestReading.fabric(of: request)
                 let (cameraID, transport) = try transport(context)
-                return await TransportEventStream(
+                let query = try EventLogQuery.read(request)
+                let events = TransportEventStream(
                     transport: transport, fabric: fabric, logger: logger.with(camera: cameraID, fabric: fabric),
-                    keepAlive: eventKeepAlive
-                ).response()
+                    keepAlive: eventKeepAlive)
+                if query.wantsJSON { return try await events.page(after: query.after ?? 0, limit: query.limit) }
+                return try await events.response(after: query.after)
             },
         ]
         routes += commandRoutes

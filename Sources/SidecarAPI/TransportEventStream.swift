@@ -7,35 +7,60 @@ import TransportModel
 /// `GET /v1/cameras/{camera}/events`: the cluster's PushTransportBegin/End events as Server-Sent Events, as the
 /// caller's fabric may see them.
 ///
-/// The stream opens with the comment `: subscribed` (events from then on are delivered; there is no replay), then
-/// one frame per event: `id: <n>` (1, 2, … per stream), `event: PushTransportBegin|PushTransportEnd`, `data: <the
-/// event as JSON>`. An idle stream sends `: keep-alive` every `keepAlive`; a failed write ends the subscription.
-/// It ends when the subscriber goes away or the cluster finishes its subscriptions (shutdown).
+/// The stream opens with the comment `: subscribed`, then one frame per event: `id: <event number>` (the cluster's
+/// event number: it only increases, across restarts too), `event: PushTransportBegin|PushTransportEnd`, `data: <the
+/// event as JSON>`. Without `Last-Event-ID` or `?since=N` it delivers events from then on. With either (the header
+/// wins: it is where a reconnecting EventSource left off) it first replays every logged event numbered above N, then
+/// follows live: the subscription is made before the log is read, and live events numbered at or below the last
+/// replayed one are skipped, so nothing falls between replay and live and nothing comes twice. An idle stream sends
+/// `: keep-alive` every `keepAlive`; a failed write ends the subscription. It ends when the subscriber goes away or
+/// the cluster finishes its subscriptions (shutdown).
 ///
-/// Fabric filtering: an event is delivered when its connection belongs to the caller's fabric. A connection's
-/// fabric is looked up when the event arrives; an End often arrives after its connection was deallocated (the
-/// cut that ended it), so the fabric seen at Begin, or at subscription for recordings already running, is kept.
+/// Fabric filtering: an event is delivered when its connection belonged to the caller's fabric when the event was
+/// emitted (the logged event carries that fabric, so an End after a deallocation keeps its owner).
 struct TransportEventStream: Sendable {
     let transport: PushAVStreamTransportServer
     let fabric: FabricIndex
     let logger: Logger
     let keepAlive: Duration
+    /// Runs between subscribing and reading the log (tests use it to emit events in that window).
+    var afterSubscribing: @Sendable () async -> Void = {}
 
     /// Most frames waiting for a slow subscriber; past this the stream is closed (logged), never silently thinned.
     static let maxPendingFrames = 1024
+    /// Log entries read per query while replaying.
+    static let replayPage = EventLogQuery.maxLimit
 
-    func response() async -> Response {
-        // Subscribe before answering, so every event after the response starts is seen.
+    /// The stream; `after` set replays the log above that number first.
+    func response(after: UInt64?) async throws -> Response {
+        // Subscribe before reading the log and before answering, so every later event is seen.
         let events = await transport.events()
-        var owners: [UInt16: FabricIndex] = [:]
-        for connection in await transport.allConnections() { owners[connection.connectionID] = connection.fabricIndex }
-        let initialOwners = owners
+        await afterSubscribing()
+        var replay: [LoggedTransportEvent] = []
+        var liveAbove: UInt64? = nil
+        if let after {
+            var cursor = after
+            while true {
+                let page = try await transport.loggedEvents(after: cursor, fabric: fabric, limit: Self.replayPage)
+                replay += page
+                guard page.count == Self.replayPage, let last = page.last else { break }
+                cursor = last.number
+            }
+            liveAbove = replay.last?.number ?? after
+        }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-store"
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            try await stream(events, owners: initialOwners, to: &writer)
+        return Response(status: .ok, headers: headers, body: ResponseBody { [replay, liveAbove] writer in
+            try await stream(events, replay: replay, liveAbove: liveAbove, to: &writer)
         })
+    }
+
+    /// `Accept: application/json`: one page of the log, without subscribing.
+    func page(after: UInt64, limit: Int) async throws -> Response {
+        let entries = try await transport.loggedEvents(after: after, fabric: fabric, limit: limit)
+        return try JSONResponse.make(EventLogPage(
+            events: entries.map(EventLogPage.Entry.init), next: entries.last?.number ?? after))
     }
 
     private final class StreamFlags: Sendable {
@@ -46,25 +71,26 @@ struct TransportEventStream: Sendable {
     }
 
     private enum Item: Sendable {
-        case event(PushAVStreamTransportEvent)
+        case event(LoggedTransportEvent)
         case keepAlive
     }
 
     private func stream(
-        _ events: AsyncStream<PushAVStreamTransportEvent>, owners initialOwners: [UInt16: FabricIndex],
+        _ events: AsyncStream<LoggedTransportEvent>, replay: [LoggedTransportEvent], liveAbove: UInt64?,
         to writer: inout any ResponseBodyWriter
     ) async throws {
         let (items, itemSink) = AsyncStream.makeStream(of: Item.self, bufferingPolicy: .bufferingOldest(Self.maxPendingFrames))
         let flags = StreamFlags()
-        var owners = initialOwners
-        var nextID = 1
-        logger.debug("event subscriber connected")
+        let fabric = self.fabric
+        logger.debug("event subscriber connected", metadata: ["replayed": "\(replay.count)"])
         defer { logger.debug("event subscriber gone") }
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await event in events {
-                    if case .dropped = itemSink.yield(.event(event)) {
+                for await entry in events {
+                    // Another fabric's event, or one the replay already delivered: not this subscriber's.
+                    guard entry.fabricIndex == fabric, entry.number > liveAbove ?? 0 else { continue }
+                    if case .dropped = itemSink.yield(.event(entry)) {
                         flags.overflowed.store(true, ordering: .relaxed)
                         break
                     }
@@ -81,15 +107,16 @@ struct TransportEventStream: Sendable {
             defer { group.cancelAll() }
 
             try await writer.write(ByteBuffer(string: ": subscribed\n\n"))
+            for entry in replay {
+                try await writer.write(ByteBuffer(string: try Self.frame(entry)))
+            }
             for await item in items {
                 switch item {
                 case .keepAlive:
                     flags.keepAlivePending.store(false, ordering: .relaxed)
                     try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
-                case .event(let event):
-                    guard await isVisible(event, owners: &owners) else { continue }
-                    try await writer.write(ByteBuffer(string: try Self.frame(event, id: nextID)))
-                    nextID += 1
+                case .event(let entry):
+                    try await writer.write(ByteBuffer(string: try Self.frame(entry)))
                 }
             }
         }
@@ -99,40 +126,105 @@ struct TransportEventStream: Sendable {
         try await writer.finish(nil)
     }
 
-    /// Whether the caller's fabric owns the event's connection; remembers owners across a recording.
-    private func isVisible(_ event: PushAVStreamTransportEvent, owners: inout [UInt16: FabricIndex]) async -> Bool {
-        let connectionID = event.connectionID
+    /// One SSE frame: `id` (the event number), `event`, one `data` line of JSON (JSON never contains a raw newline).
+    static func frame(_ entry: LoggedTransportEvent) throws -> String {
+        let data = try JSONResponse.encoder().encode(EventFields(entry.event))
+        return "id: \(entry.number)\nevent: \(entry.event.typeName)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
+    }
+}
+
+extension PushAVStreamTransportEvent {
+    /// The event's name in the cluster: the SSE `event:` and the JSON `type`.
+    var typeName: String {
+        switch self {
+        case .pushTransportBegin: "PushTransportBegin"
+        case .pushTransportEnd: "PushTransportEnd"
+        }
+    }
+}
+
+/// An event's own fields, encoded as the PushTransportBegin / PushTransportEnd schema.
+struct EventFields: Encodable {
+    let event: PushAVStreamTransportEvent
+
+    init(_ event: PushAVStreamTransportEvent) { self.event = event }
+
+    func encode(to encoder: any Encoder) throws {
         switch event {
-        case .pushTransportBegin:
-            if let owner = await transport.storedConnection(connectionID)?.fabricIndex { owners[connectionID] = owner }
-            guard let owner = owners[connectionID] else {
-                logger.info("PushTransportBegin of connection \(connectionID) not delivered: the connection is gone and its fabric unknown")
-                return false
-            }
-            return owner == fabric
-        case .pushTransportEnd:
-            // The owner seen at Begin wins: the ID may already belong to a new connection.
-            let owner: FabricIndex?
-            if let seen = owners.removeValue(forKey: connectionID) {
-                owner = seen
-            } else {
-                owner = await transport.storedConnection(connectionID)?.fabricIndex
-            }
-            guard let owner else {
-                logger.info("PushTransportEnd of connection \(connectionID) not delivered: the connection is gone and its fabric unknown")
-                return false
-            }
-            return owner == fabric
+        case .pushTransportBegin(let begin): try begin.encode(to: encoder)
+        case .pushTransportEnd(let end): try end.encode(to: encoder)
+        }
+    }
+}
+
+/// The JSON answer of `GET /v1/cameras/{camera}/events` with `Accept: application/json`.
+struct EventLogPage: Encodable {
+    struct Entry: Encodable {
+        var number: UInt64
+        var time: Date
+        var type: String
+        var event: EventFields
+
+        init(_ logged: LoggedTransportEvent) {
+            number = logged.number
+            time = logged.time
+            type = logged.event.typeName
+            event = EventFields(logged.event)
         }
     }
 
-    /// One SSE frame: `id`, `event`, one `data` line of JSON (JSON never contains a raw newline).
-    static func frame(_ event: PushAVStreamTransportEvent, id: Int) throws -> String {
-        let encoder = JSONResponse.encoder()
-        let (name, data): (String, Data) = switch event {
-        case .pushTransportBegin(let begin): ("PushTransportBegin", try encoder.encode(begin))
-        case .pushTransportEnd(let end): ("PushTransportEnd", try encoder.encode(end))
+    var events: [Entry]
+    /// What to pass as `since` next time: the last number returned, else the `since` asked for.
+    var next: UInt64
+}
+
+/// The event route's query and headers: `since` / `Last-Event-ID`, `limit`, and whether JSON is wanted.
+struct EventLogQuery: Sendable, Hashable {
+    static let defaultLimit = 100
+    static let maxLimit = 1000
+
+    /// Replay above this number; nil: from now on (SSE) or from the start (JSON).
+    var after: UInt64?
+    var limit: Int
+    var wantsJSON: Bool
+
+    /// Reads the request; a bad value is a 400 naming it.
+    static func read(_ request: Request) throws(APIError) -> EventLogQuery {
+        let query = request.uri.queryParameters
+        func single(_ name: String) throws(APIError) -> Substring? {
+            let values = query[values: Substring(name)]
+            guard values.count <= 1 else { throw .invalidCommand("\(name): give it at most once") }
+            return values.first
         }
-        return "id: \(id)\nevent: \(name)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
+        var after: UInt64? = nil
+        if let text = try single("since") {
+            guard let value = UInt64(text) else {
+                throw .invalidCommand("since: must be an event number, an integer 0…\(UInt64.max); got \"\(text)\"")
+            }
+            after = value
+        }
+        func values(_ name: String) -> [String] {
+            request.headers.filter { $0.name.canonicalName == name }.map(\.value)
+        }
+        let lastEventIDs = values("last-event-id")
+        if !lastEventIDs.isEmpty {
+            let text = lastEventIDs.joined(separator: ", ").trimmingCharacters(in: .whitespaces)
+            guard lastEventIDs.count == 1, let value = UInt64(text) else {
+                throw .invalidCommand("Last-Event-ID: must be one event number, an integer 0…\(UInt64.max); got \"\(text)\"")
+            }
+            after = value
+        }
+        var limit = defaultLimit
+        if let text = try single("limit") {
+            guard let value = Int(text), (1...maxLimit).contains(value) else {
+                throw .invalidCommand("limit: must be an integer 1…\(maxLimit); got \"\(text)\"")
+            }
+            limit = value
+        }
+        let accept = values("accept").joined(separator: ",")
+        let wantsJSON = accept.split(separator: ",").contains { part in
+            part.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+        }
+        return EventLogQuery(after: after, limit: limit, wantsJSON: wantsJSON)
     }
 }

@@ -13,6 +13,11 @@ import Motion
 /// `recordingEnded` when it finishes. The server emits exactly one PushTransportBegin and one PushTransportEnd per
 /// recording; when it ends a recording itself (Inactive, Modify, Deallocate, expiry, privacy, fabric removal) it
 /// emits the End and publishes `.recordingCut`, after which the recorder's own `recordingEnded` is a no-op.
+///
+/// Event log: every Begin/End gets the next event number (reserved in blocks through `TransportEventLog`, so numbers
+/// only increase, across restarts too), is appended to the log, then broadcast to `events()` subscribers. A failed
+/// append or reservation (disk full) does not stop the event or the recording: the event keeps its number, is
+/// broadcast, and the error goes to `reportEventLogFailure`.
 public actor PushAVStreamTransportServer {
     public nonisolated let capabilities: TransportCapabilities
     private let persistence: any TransportPersistence
@@ -25,22 +30,41 @@ public actor PushAVStreamTransportServer {
     private var lastConnectionID: UInt16?
     private var sessionNumbers: [UInt16: UInt64]
     private var recordings: [UInt16: ActiveRecording] = [:]
-    private var eventBroadcast = Broadcast<PushAVStreamTransportEvent>()
+    private var eventBroadcast = Broadcast<LoggedTransportEvent>()
     private var changeBroadcast = Broadcast<TransportChange>()
+    private let eventLog: any TransportEventLog
+    private let reportEventLogFailure: @Sendable (any Error) -> Void
+    /// The number the next event gets.
+    private var nextEventNumber: UInt64
+    /// Numbers below this are reserved in the log; reaching it reserves the next block first.
+    private var eventNumbersReservedBelow: UInt64
+
+    /// How many event numbers one reservation write covers. A restart skips what is left of the block.
+    public static let eventNumberReservationBlock: UInt64 = 1000
 
     private struct ActiveRecording {
         var sessionNumber: UInt64
         var containerType: ContainerFormatEnum
+        /// The connection's fabric at Begin: its End keeps it even after the connection is deallocated.
+        var fabricIndex: FabricIndex
     }
 
-    /// Restores the state `persistence` holds; throws its error when it cannot be read.
+    /// Restores the state `persistence` holds and the event numbering `eventLog` reserved; throws their error when
+    /// they cannot be read. `reportEventLogFailure` hears every failed event-log write (the event still goes out).
     public init(
         capabilities: TransportCapabilities = TransportCapabilities(),
         persistence: any TransportPersistence = VolatileTransportPersistence(),
         clock: any TransportClock = SystemTransportClock(),
-        uploadsPending: @escaping @Sendable (UInt16) async -> Bool = { _ in false }
+        uploadsPending: @escaping @Sendable (UInt16) async -> Bool = { _ in false },
+        eventLog: any TransportEventLog = VolatileTransportEventLog(),
+        reportEventLogFailure: @escaping @Sendable (any Error) -> Void = { _ in }
     ) throws {
         let state = try persistence.load()
+        let reservation = max(1, try eventLog.loadEventNumberReservation())
+        self.eventLog = eventLog
+        self.reportEventLogFailure = reportEventLogFailure
+        self.nextEventNumber = reservation
+        self.eventNumbersReservedBelow = reservation
         self.capabilities = capabilities
         self.persistence = persistence
         self.clock = clock
@@ -261,8 +285,19 @@ public actor PushAVStreamTransportServer {
 
     // MARK: - Events and changes
 
-    /// A new subscription to PushTransportBegin/End, from now on. Any number of consumers may subscribe.
-    public func events() -> AsyncStream<PushAVStreamTransportEvent> { eventBroadcast.subscribe() }
+    /// A new subscription to PushTransportBegin/End, from now on, each with its event number, time and fabric.
+    /// Any number of consumers may subscribe. To replay and then follow without a gap, subscribe first, then read
+    /// `loggedEvents(after:fabric:limit:)`, then take live events numbered above the last one read.
+    public func events() -> AsyncStream<LoggedTransportEvent> { eventBroadcast.subscribe() }
+
+    /// Logged events numbered above `number`, of `fabric` (nil: every fabric), oldest first, at most `limit`.
+    /// Events whose append failed are not there; pruned ones neither (see `EventLogRetention`).
+    public func loggedEvents(after number: UInt64, fabric: FabricIndex?, limit: Int) throws -> [LoggedTransportEvent] {
+        try eventLog.events(after: number, fabric: fabric, limit: limit)
+    }
+
+    /// The number the next event will get (every event so far has a lower one).
+    public var upcomingEventNumber: UInt64 { nextEventNumber }
 
     /// A new subscription to the changes the recorder and uploader follow.
     public func changes() -> AsyncStream<TransportChange> { changeBroadcast.subscribe() }
@@ -306,10 +341,12 @@ public actor PushAVStreamTransportServer {
         try write { try persistence.save(sessionNumber: sessionNumber, connectionID: connectionID) }
         sessionNumbers[connectionID] = sessionNumber
         let containerType = options.containerOptions.containerType
-        recordings[connectionID] = ActiveRecording(sessionNumber: sessionNumber, containerType: containerType)
-        eventBroadcast.send(.pushTransportBegin(PushTransportBegin(
+        recordings[connectionID] = ActiveRecording(
+            sessionNumber: sessionNumber, containerType: containerType, fabricIndex: connection.fabricIndex)
+        emit(.pushTransportBegin(PushTransportBegin(
             connectionID: connectionID, triggerType: triggerType, activationReason: activationReason,
-            containerType: containerType, cmafSessionNumber: containerType == .cmaf ? sessionNumber : nil)))
+            containerType: containerType, cmafSessionNumber: containerType == .cmaf ? sessionNumber : nil)),
+             fabric: connection.fabricIndex)
         return sessionNumber
     }
 
@@ -516,9 +553,35 @@ public actor PushAVStreamTransportServer {
 
     private func endRecording(_ connectionID: UInt16, _ recording: ActiveRecording) {
         recordings[connectionID] = nil
-        eventBroadcast.send(.pushTransportEnd(PushTransportEnd(
+        emit(.pushTransportEnd(PushTransportEnd(
             connectionID: connectionID, containerType: recording.containerType,
-            cmafSessionNumber: recording.containerType == .cmaf ? recording.sessionNumber : nil)))
+            cmafSessionNumber: recording.containerType == .cmaf ? recording.sessionNumber : nil)),
+             fabric: recording.fabricIndex)
+    }
+
+    /// Numbers, logs, then broadcasts one event. Log failures are reported, never thrown: the event goes out anyway.
+    private func emit(_ event: PushAVStreamTransportEvent, fabric: FabricIndex) {
+        let number = takeEventNumber()
+        let entry = LoggedTransportEvent(number: number, time: clock.now(), fabricIndex: fabric, event: event)
+        do { try eventLog.append(entry) } catch { reportEventLogFailure(error) }
+        eventBroadcast.send(entry)
+    }
+
+    /// The next event number, reserving a new block first when the reserved one is used up. A failed reservation
+    /// still hands the number out (the event must go out); the write is retried with the next event.
+    private func takeEventNumber() -> UInt64 {
+        let number = nextEventNumber
+        nextEventNumber += 1
+        if number >= eventNumbersReservedBelow {
+            let limit = number + Self.eventNumberReservationBlock
+            do {
+                try eventLog.reserveEventNumbers(below: limit)
+                eventNumbersReservedBelow = limit
+            } catch {
+                reportEventLogFailure(error)
+            }
+        }
+        return number
     }
 }
 

@@ -28,17 +28,20 @@ public enum TransportStoreError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// Connections, registries and session counters in one SQLite file (GRDB, WAL mode).
+/// Connections, registries, session counters and the event log in one SQLite file (GRDB, WAL mode).
 ///
 /// Transport options are stored as JSON with sorted keys, so what is read back after a restart encodes to the same
 /// bytes (TC-PAVST-2.14). Expiry deadlines are absolute wall-clock times, so a TTL keeps running across restarts.
-public final class TransportStore: TransportPersistence, Sendable {
+/// The event log (``TransportEventLog``) keeps what `retention` allows, pruned on every append.
+public final class TransportStore: TransportPersistence, TransportEventLog, Sendable {
     public let path: String
+    public let retention: EventLogRetention
     private let pool: DatabasePool
 
     /// Opens (creating if needed) and migrates the store at `path`.
-    public init(path: String) throws(TransportStoreError) {
+    public init(path: String, retention: EventLogRetention = EventLogRetention()) throws(TransportStoreError) {
         self.path = path
+        self.retention = retention
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(5)
@@ -190,6 +193,91 @@ public final class TransportStore: TransportPersistence, Sendable {
                     privacy.hardPrivacyModeOn, privacy.softRecordingPrivacyModeEnabled,
                     privacy.softLivestreamPrivacyModeEnabled,
                 ])
+        }
+    }
+
+    // MARK: - TransportEventLog
+
+    /// The persisted reservation, and never less than one above the newest logged number (a store whose
+    /// reservation row was lost still never reuses a number it logged).
+    public func loadEventNumberReservation() throws -> UInt64 {
+        try pool.read { db in
+            let reserved = try Int64.fetchOne(db, sql: "SELECT reservedBelow FROM eventNumbering WHERE id = 1") ?? 1
+            let newest = try Int64.fetchOne(db, sql: "SELECT MAX(number) FROM eventLog") ?? 0
+            return UInt64(max(1, reserved, newest + 1))
+        }
+    }
+
+    public func reserveEventNumbers(below limit: UInt64) throws {
+        try pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO eventNumbering (id, reservedBelow) VALUES (1, ?)
+                    ON CONFLICT(id) DO UPDATE SET reservedBelow = MAX(reservedBelow, excluded.reservedBelow)
+                    """,
+                arguments: [Int64(clamping: limit)])
+        }
+    }
+
+    public func append(_ entry: LoggedTransportEvent) throws {
+        let (type, json) = try Self.encode(entry.event)
+        let retention = self.retention
+        try pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO eventLog (number, time, fabricIndex, type, event) VALUES (?, ?, ?, ?, ?)",
+                arguments: [Int64(clamping: entry.number), entry.time.timeIntervalSince1970, Int(entry.fabricIndex), type, json])
+            try db.execute(
+                sql: "DELETE FROM eventLog WHERE time < ?",
+                arguments: [entry.time.timeIntervalSince1970 - retention.maxAge])
+            // The primary key orders by number: the newest maxEntries stay.
+            try db.execute(
+                sql: "DELETE FROM eventLog WHERE number < (SELECT number FROM eventLog ORDER BY number DESC LIMIT 1 OFFSET ?)",
+                arguments: [retention.maxEntries - 1])
+        }
+    }
+
+    public func events(after number: UInt64, fabric: FabricIndex?, limit: Int) throws -> [LoggedTransportEvent] {
+        let decoder = JSONDecoder()
+        return try pool.read { db in
+            var sql = "SELECT * FROM eventLog WHERE number > ?"
+            var arguments: StatementArguments = [Int64(clamping: number)]
+            if let fabric {
+                sql += " AND fabricIndex = ?"
+                arguments += [Int(fabric)]
+            }
+            sql += " ORDER BY number LIMIT ?"
+            arguments += [max(0, limit)]
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+                let number: Int64 = row["number"]
+                let time: Double = row["time"]
+                let fabricIndex: Int = row["fabricIndex"]
+                let type: String = row["type"]
+                let json: Data = row["event"]
+                let event: PushAVStreamTransportEvent
+                do {
+                    switch type {
+                    case "PushTransportBegin": event = .pushTransportBegin(try decoder.decode(PushTransportBegin.self, from: json))
+                    case "PushTransportEnd": event = .pushTransportEnd(try decoder.decode(PushTransportEnd.self, from: json))
+                    default: throw TransportStoreError.undecodableRow(table: "eventLog", key: "\(number)", reason: "unknown type \(type)")
+                    }
+                } catch let error as TransportStoreError {
+                    throw error
+                } catch {
+                    throw TransportStoreError.undecodableRow(table: "eventLog", key: "\(number)", reason: "\(error)")
+                }
+                return LoggedTransportEvent(
+                    number: UInt64(number), time: Date(timeIntervalSince1970: time),
+                    fabricIndex: FabricIndex(truncatingIfNeeded: fabricIndex), event: event)
+            }
+        }
+    }
+
+    private static func encode(_ event: PushAVStreamTransportEvent) throws -> (String, Data) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return switch event {
+        case .pushTransportBegin(let begin): ("PushTransportBegin", try encoder.encode(begin))
+        case .pushTransportEnd(let end): ("PushTransportEnd", try encoder.encode(end))
         }
     }
 
@@ -345,6 +433,24 @@ public final class TransportStore: TransportPersistence, Sendable {
         // The zone is the detector's MotionZone, whose own sensitivity (PERZONESENS) is kept too.
         migrator.registerMigration("v2: zone sensitivity") { db in
             try db.alter(table: "zone") { t in t.add(column: "sensitivity", .integer) }
+        }
+        // The cluster's event log and its event-number reservation (see TransportEventLog).
+        migrator.registerMigration("v3: event log") { db in
+            try db.create(table: "eventLog") { t in
+                t.primaryKey("number", .integer)
+                // Seconds since 1970.
+                t.column("time", .double).notNull().indexed()
+                t.column("fabricIndex", .integer).notNull()
+                // PushTransportBegin or PushTransportEnd.
+                t.column("type", .text).notNull()
+                // JSON of the event's fields, sorted keys.
+                t.column("event", .blob).notNull()
+            }
+            try db.create(table: "eventNumbering") { t in
+                t.primaryKey("id", .integer).check { $0 == 1 }
+                // Every event number handed out is below this.
+                t.column("reservedBelow", .integer).notNull()
+            }
         }
         return migrator
     }

@@ -66,6 +66,9 @@ import TestSupport
             #expect(stored.count >= 3, "\(stored.keys.sorted())")  // the header and at least two 2 s segments
             #expect(after.value("pushav_recorded_bytes_total", camera) == Double(stored.values.map(\.count).reduce(0, +)))
             #expect(after.value("pushav_upload_retries_total", connection) == 0)
+            // The session's Begin and End were written to the event log.
+            #expect(after.types["pushav_event_log_write_failures"] == "counter")
+            #expect(after.value("pushav_event_log_write_failures_total", camera) == 0)
             #expect(after.value("pushav_upload_oldest_age_seconds", connection) == 0)
             #expect(after.value("pushav_upload_queue_bytes", connection).map { $0 >= 0 } == true)
 

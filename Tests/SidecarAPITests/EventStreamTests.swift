@@ -12,18 +12,31 @@ struct EventStreamReader {
     /// What arrived and was not consumed yet, keep-alive comments removed.
     var text = ""
 
-    static func open(_ http: HTTPClient, port: Int, fabric: FabricIndex) async throws -> EventStreamReader {
-        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/cameras/cam1/events")
+    /// Opens the stream (`query` such as `?since=3`, and a `Last-Event-ID` header when given) and consumes its
+    /// `: subscribed` comment; replayed frames that came with it stay in `text`.
+    static func open(
+        _ http: HTTPClient, port: Int, fabric: FabricIndex, query: String = "", lastEventID: String? = nil
+    ) async throws -> EventStreamReader {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/cameras/cam1/events\(query)")
         request.headers.add(name: "X-Fabric-Index", value: "\(fabric)")
+        if let lastEventID { request.headers.add(name: "Last-Event-ID", value: lastEventID) }
         let response = try await http.execute(request, timeout: .seconds(30))
         #expect(response.status == .ok)
         #expect(response.headers.first(name: "content-type") == "text/event-stream")
         var reader = EventStreamReader(iterator: response.body.makeAsyncIterator())
         // Subscribed from here on: events caused after this are delivered.
         try await reader.read(frames: 1)
-        #expect(reader.text == ": subscribed\n\n")
-        reader.text = ""
+        let subscribed = ": subscribed\n\n"
+        #expect(reader.text.hasPrefix(subscribed), "\(reader.text.debugDescription)")
+        reader.text = String(reader.text.dropFirst(subscribed.count))
         return reader
+    }
+
+    /// The `id:` of each complete frame in `text`, in order.
+    var frameIDs: [UInt64] {
+        text.components(separatedBy: "\n\n").dropLast().compactMap { frame in
+            frame.split(separator: "\n").first { $0.hasPrefix("id: ") }.flatMap { UInt64($0.dropFirst(4)) }
+        }
     }
 
     /// Reads until the response ends (bounded by the request's 30 s deadline).
@@ -51,8 +64,9 @@ struct EventStreamReader {
 }
 
 @Suite struct EventStreamTests {
-    /// Begin/End reach the subscriber of the connection's fabric only, as exact SSE frames, including the End of a
-    /// recording whose connection was deallocated; a subscriber that goes away is noticed and dropped.
+    /// Begin/End reach the subscriber of the connection's fabric only, as exact SSE frames with their event numbers,
+    /// including the End of a recording whose connection was deallocated; a subscriber that goes away is noticed and
+    /// dropped.
     @Test func framesPerFabric() async throws {
         let logs = LogRecorder()
         try await withAPI(.live, logs: logs, eventKeepAlive: .milliseconds(100)) { sidecar, client in
@@ -80,17 +94,18 @@ struct EventStreamReader {
             #expect(deallocated.status == .ok)
             _ = try await server.recordingStarted(connectionID: 1, trigger: .command(.userInitiated))
 
+            // Ids are the cluster's event numbers, shared by every fabric: 2 and 4 are fabric 2's.
             try await fabric1.read(frames: 3)
             #expect(fabric1.text == """
                 id: 1
                 event: PushTransportBegin
                 data: {"cmafSessionNumber":1,"connectionID":1,"containerType":0,"triggerType":1}
 
-                id: 2
+                id: 3
                 event: PushTransportEnd
                 data: {"cmafSessionNumber":1,"connectionID":1,"containerType":0}
 
-                id: 3
+                id: 5
                 event: PushTransportBegin
                 data: {"activationReason":0,"cmafSessionNumber":2,"connectionID":1,"containerType":0,"triggerType":0}
 
@@ -98,11 +113,11 @@ struct EventStreamReader {
                 """)
             try await fabric2.read(frames: 2)
             #expect(fabric2.text == """
-                id: 1
+                id: 2
                 event: PushTransportBegin
                 data: {"activationReason":3,"cmafSessionNumber":1,"connectionID":2,"containerType":0,"triggerType":0}
 
-                id: 2
+                id: 4
                 event: PushTransportEnd
                 data: {"cmafSessionNumber":1,"connectionID":2,"containerType":0}
 

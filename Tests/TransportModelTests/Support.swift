@@ -132,7 +132,7 @@ func events(
     let stream = await server.events()
     try await body()
     await server.finishSubscriptions()
-    return await collect(stream)
+    return await collect(stream).map(\.event)
 }
 
 extension PushAVStreamTransportEvent {

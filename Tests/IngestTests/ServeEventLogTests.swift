@@ -1,0 +1,92 @@
+import AsyncHTTPClient
+import Foundation
+import Testing
+import TestSupport
+
+extension ServeEndToEndTests {
+    /// The event log across a restart of the real process: events recorded before it are replayed after it from
+    /// `?since=0` (SSE and JSON, same numbers and fields), and the numbers after it are above every number before.
+    @Test func eventLogSurvivesARestart() async throws {
+        let ingest = try await ServeIngest("eventlog")
+        defer { try? FileManager.default.removeItem(at: ingest.directory) }
+        let server = try await ingest.start()
+        var serve = try await Serve(directory: ingest.directory, media: Self.media)
+        do {
+            try await serve.waitUntilStreaming()
+            var events = try await serve.subscribe()
+            let endpointID = try await serve.addTLSEndpoint(pki: ingest.pki, port: server.port)
+            let id = try await serve.allocate(TransportJSON.options(endpointID: endpointID, ingestPort: server.port, trigger: .command()))
+            try await serve.setActive(id)
+            try await serve.trigger(id, reason: 1, initial: 1, max: 2)
+            try await events.wait("session 1 Begin and End", timeout: .seconds(20)) { $0.count >= 2 }
+            events.stop()
+            let before = try await logged(serve, since: 0)
+            #expect(before.map(\.type) == ["PushTransportBegin", "PushTransportEnd"], "\(before)")
+            #expect(before.map(\.number) == [1, 2], "a new store numbers from 1")
+
+            #expect(try await serve.stop(SIGTERM), "\(serve.process.output)")
+            try await serve.shutdown()
+            serve = try await Serve(directory: ingest.directory, source: TestPaths.media(Self.media).path, run: 2)
+            try await serve.waitUntilStreaming()
+
+            // Replayed after the restart, over both forms of the route.
+            #expect(try await logged(serve, since: 0) == before)
+            #expect(try await replayedIDs(serve, query: "?since=0", frames: 2) == before.map(\.number))
+
+            events = try await serve.subscribe()
+            try await serve.trigger(id, reason: 2, initial: 1, max: 2)
+            try await events.wait("session 2 Begin and End", timeout: .seconds(20)) { $0.count >= 2 }
+            events.stop()
+            let after = try await logged(serve, since: before.last!.number)
+            #expect(after.map(\.type) == ["PushTransportBegin", "PushTransportEnd"], "\(after)")
+            let highestBefore = before.map(\.number).max()!
+            #expect(after.allSatisfy { $0.number > highestBefore }, "before \(before), after \(after)")
+            #expect(after.map(\.number) == after.map(\.number).sorted() && Set(after.map(\.number)).count == 2)
+            #expect(try await logged(serve, since: 0).map(\.number) == before.map(\.number) + after.map(\.number))
+        } catch {
+            try await serve.shutdown()
+            throw error
+        }
+        try await serve.shutdown()
+    }
+
+    /// One entry of the JSON read: its number and type, and the event's fields as JSON text.
+    struct LoggedEvent: Equatable, CustomStringConvertible {
+        var number: UInt64
+        var type: String
+        var time: String
+        var event: String
+        var description: String { "#\(number) \(type) \(event)" }
+    }
+
+    /// `GET /v1/cameras/cam1/events?since=N` with `Accept: application/json`.
+    private func logged(_ serve: Serve, since: UInt64) async throws -> [LoggedEvent] {
+        let (status, text) = try await serve.request(.GET, "/v1/cameras/cam1/events?since=\(since)&limit=1000",
+                                                     headers: [("Accept", "application/json")])
+        try #require(status == 200, "\(status) \(text)")
+        let page = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let entries = try #require(page["events"] as? [[String: Any]], "\(text)")
+        return try entries.map { entry in
+            LoggedEvent(
+                number: UInt64(try #require(entry["number"] as? Int)), type: try #require(entry["type"] as? String),
+                time: try #require(entry["time"] as? String), event: JSON.text(try #require(entry["event"])))
+        }
+    }
+
+    /// The ids of the first `frames` event frames of the SSE stream opened with `query`.
+    private func replayedIDs(_ serve: Serve, query: String, frames: Int) async throws -> [UInt64] {
+        var request = HTTPClientRequest(url: serve.api + "/v1/cameras/cam1/events" + query)
+        if let authorization = serve.authorization { request.headers.add(name: "Authorization", value: authorization) }
+        let response = try await serve.client.execute(request, timeout: .seconds(10))
+        try #require(response.status == .ok)
+        var text = ""
+        var ids: [UInt64] = []
+        for try await chunk in response.body {
+            text += String(buffer: chunk)
+            ids = text.split(separator: "\n").filter { $0.hasPrefix("id: ") }.compactMap { UInt64($0.dropFirst(4)) }
+            if ids.count >= frames { break }
+        }
+        #expect(text.hasPrefix(": subscribed\n\n"), "\(text)")
+        return ids
+    }
+}

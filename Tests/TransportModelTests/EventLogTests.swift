@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import TransportModel
+
+/// The server's event log: every Begin/End numbered, logged with its fabric and time, then broadcast; numbers reserved
+/// in blocks so they only increase; a failing log never stops an event.
+@Suite("Event log")
+struct EventLogTests {
+    private func server(log: any TransportEventLog, clock: ManualClock = ManualClock(),
+                        errors: ErrorRecorder = ErrorRecorder()) throws -> PushAVStreamTransportServer {
+        try PushAVStreamTransportServer(
+            capabilities: TransportCapabilities(maxZones: 3),
+            persistence: VolatileTransportPersistence(initialState: PersistentTransportState(registries: standardRegistries())),
+            clock: clock, eventLog: log, reportEventLogFailure: errors.report)
+    }
+
+    private func activeTransport(fabric: FabricIndex, on server: PushAVStreamTransportServer) async throws -> UInt16 {
+        let id = try await server.allocatePushTransport(continuousOptions(), fabric: fabric).connectionID
+        try await server.setTransportStatus(connectionID: id, transportStatus: .active, fabric: fabric)
+        return id
+    }
+
+    /// One recording on `connectionID`: its Begin and its End.
+    private func record(_ connectionID: UInt16, on server: PushAVStreamTransportServer) async throws {
+        let session = try await server.recordingStarted(connectionID: connectionID, trigger: .continuous)
+        #expect(await server.recordingEnded(connectionID: connectionID, sessionNumber: session))
+    }
+
+    @Test("Begin/End are logged with increasing numbers, time and fabric, then broadcast as logged; an End after deallocate keeps its fabric")
+    func appendedThenBroadcast() async throws {
+        let log = VolatileTransportEventLog()
+        let clock = ManualClock()
+        let server = try server(log: log, clock: clock)
+        let one = try await activeTransport(fabric: fabric1, on: server)
+        let two = try await activeTransport(fabric: fabric2, on: server)
+        let start = clock.now()
+        let stream = await server.events()
+        let session = try await server.recordingStarted(connectionID: one, trigger: .continuous)
+        clock.advance(by: 1)
+        _ = try await server.recordingStarted(connectionID: two, trigger: .continuous)
+        clock.advance(by: 1)
+        // Fabric 2's connection goes away during its recording: the cut's End is still fabric 2's.
+        try await server.deallocatePushTransport(connectionID: two, fabric: fabric2)
+        #expect(await server.storedConnection(two) == nil)
+        clock.advance(by: 1)
+        #expect(await server.recordingEnded(connectionID: one, sessionNumber: session))
+        await server.finishSubscriptions()
+        let broadcast = await collect(stream)
+
+        #expect(broadcast == log.allEntries)
+        #expect(broadcast.map(\.number) == [1, 2, 3, 4])
+        #expect(broadcast.map(\.fabricIndex) == [fabric1, fabric2, fabric2, fabric1])
+        #expect(broadcast.map(\.time) == (0..<4).map { start.addingTimeInterval(TimeInterval($0)) })
+        #expect(broadcast.map(\.event) == [
+            .pushTransportBegin(.init(connectionID: one, triggerType: .continuous, containerType: .cmaf, cmafSessionNumber: 1)),
+            .pushTransportBegin(.init(connectionID: two, triggerType: .continuous, containerType: .cmaf, cmafSessionNumber: 1)),
+            .pushTransportEnd(.init(connectionID: two, containerType: .cmaf, cmafSessionNumber: 1)),
+            .pushTransportEnd(.init(connectionID: one, containerType: .cmaf, cmafSessionNumber: 1)),
+        ])
+        #expect(await server.upcomingEventNumber == 5)
+    }
+
+    @Test("Reading since N with a limit, for one fabric or all", arguments: [
+        // (after, fabric, limit, expected numbers); events 1…6 alternate fabric 1 (odd recordings) and 2.
+        (0, nil, 100, [1, 2, 3, 4, 5, 6]),
+        (2, nil, 2, [3, 4]),
+        (6, nil, 100, []),
+        (1000, nil, 100, []),
+        (0, 1, 100, [1, 2, 5, 6]),
+        (0, 2, 100, [3, 4]),
+        (2, 1, 1, [5]),
+        (4, 2, 100, []),
+        (0, 3, 100, []),
+        (0, nil, 0, []),
+    ] as [(UInt64, FabricIndex?, Int, [UInt64])])
+    func readSince(after: UInt64, fabric: FabricIndex?, limit: Int, expected: [UInt64]) async throws {
+        let server = try server(log: VolatileTransportEventLog())
+        let one = try await activeTransport(fabric: fabric1, on: server)
+        let two = try await activeTransport(fabric: fabric2, on: server)
+        for connection in [one, two, one] { try await record(connection, on: server) }
+        let read = try await server.loggedEvents(after: after, fabric: fabric, limit: limit)
+        #expect(read.map(\.number) == expected)
+        if let fabric { #expect(read.allSatisfy { $0.fabricIndex == fabric }) }
+    }
+
+    @Test("Numbers are reserved a block at a time; a restart continues after the reserved block, never reusing one")
+    func reservationBlocks() async throws {
+        let block = PushAVStreamTransportServer.eventNumberReservationBlock
+        let log = VolatileTransportEventLog()
+        #expect(try log.loadEventNumberReservation() == 1)
+        let server = try server(log: log)
+        let id = try await activeTransport(fabric: fabric1, on: server)
+        try await record(id, on: server)
+        #expect(try log.loadEventNumberReservation() == 1 + block, "the first event reserved 1…\(block)")
+        // Use up the block: the event numbered 1 + block reserves the next one first.
+        for _ in 0..<(Int(block) / 2) { try await record(id, on: server) }
+        #expect(log.allEntries.map(\.number) == Array(1...(block + 2)))
+        #expect(try log.loadEventNumberReservation() == 1 + 2 * block)
+
+        // A restart (or a crash) over the same log: numbering resumes at the reservation, above every number used.
+        let restarted = try self.server(log: log)
+        let again = try await activeTransport(fabric: fabric1, on: restarted)
+        try await record(again, on: restarted)
+        #expect(log.allEntries.suffix(2).map(\.number) == [1 + 2 * block, 2 + 2 * block])
+        #expect(try log.loadEventNumberReservation() == 1 + 3 * block)
+    }
+
+    @Test("A failing log (disk full) reports and keeps numbering: the events go out, the recording goes on")
+    func failingLog() async throws {
+        let log = FailingEventLog()
+        let errors = ErrorRecorder()
+        let server = try server(log: log, errors: errors)
+        let id = try await activeTransport(fabric: fabric1, on: server)
+        let stream = await server.events()
+        log.setFailing(true)
+        let session = try await server.recordingStarted(connectionID: id, trigger: .continuous)
+        #expect(await server.runningSessionNumber(connectionID: id) == session)
+        #expect(await server.recordingEnded(connectionID: id, sessionNumber: session))
+        log.setFailing(false)
+        try await record(id, on: server)
+        await server.finishSubscriptions()
+
+        let broadcast = await collect(stream)
+        #expect(broadcast.map(\.number) == [1, 2, 3, 4])
+        #expect(log.inner.allEntries.map(\.number) == [3, 4], "the failed appends are not logged")
+        // Each failed event: its reservation (retried with the next event) and its append.
+        #expect(errors.all == Array(repeating: "\(FailingEventLog.DiskFull())", count: 4))
+        // The reservation retried at event 3 covers it and what follows: a restart continues above 4.
+        let restarted = try self.server(log: log)
+        #expect(await restarted.upcomingEventNumber == 3 + PushAVStreamTransportServer.eventNumberReservationBlock)
+    }
+
+    @Test("The volatile log keeps the newest entries within its bounds")
+    func volatileRetention() throws {
+        let log = VolatileTransportEventLog(retention: EventLogRetention(maxEntries: 3, maxAge: 60))
+        let start = Date(timeIntervalSince1970: 1_750_000_000)
+        let end = PushAVStreamTransportEvent.pushTransportEnd(.init(connectionID: 1))
+        for (number, seconds) in [(1, 0), (2, 10), (3, 20), (4, 30), (5, 100)] as [(UInt64, TimeInterval)] {
+            try log.append(LoggedTransportEvent(number: number, time: start.addingTimeInterval(seconds), fabricIndex: 1, event: end))
+            if number == 4 { #expect(log.allEntries.map(\.number) == [2, 3, 4], "count bound") }
+        }
+        #expect(log.allEntries.map(\.number) == [5], "age bound: 4 is 70 s older than 5")
+    }
+}
