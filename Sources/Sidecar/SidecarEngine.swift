@@ -88,6 +88,12 @@ public final class SidecarEngine: SidecarControl, Service {
                     logFailures.increment()
                 })
             try await Self.register(camera, on: server)
+            // A Begin the previous process sent and never ended (kill -9, power loss) gets its End now, in the log.
+            for (connection, recording) in await server.endRecordingsInterruptedByTheLastStop() {
+                logger.warning("recording interrupted by the last stop (the process was killed); its End is sent now", metadata: [
+                    "camera": "\(camera.id)", "connection": "\(connection)", "session": "\(recording.sessionNumber)",
+                ])
+            }
             let attributesFile = camerasDirectory.appendingPathComponent("\(camera.id).attributes.json")
             let attributes = (try? JSONDecoder().decode(CameraAttributes.self, from: Data(contentsOf: attributesFile)))
                 ?? CameraAttributes()

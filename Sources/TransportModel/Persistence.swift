@@ -37,15 +37,33 @@ public struct PersistentTransportState: Sendable, Hashable {
     public var lastConnectionID: UInt16?
     /// The last CMAF session number used per connection ID.
     public var sessionNumbers: [UInt16: UInt64]
+    /// Recordings whose Begin went out and whose End did not, by connection ID: after a `kill -9` or a power loss,
+    /// these ended with the process, and their End is still owed to the controller.
+    public var openRecordings: [UInt16: OpenRecording]
 
     public init(
         connections: [StoredConnection] = [], registries: TransportRegistries = TransportRegistries(),
-        lastConnectionID: UInt16? = nil, sessionNumbers: [UInt16: UInt64] = [:]
+        lastConnectionID: UInt16? = nil, sessionNumbers: [UInt16: UInt64] = [:], openRecordings: [UInt16: OpenRecording] = [:]
     ) {
         self.connections = connections
         self.registries = registries
         self.lastConnectionID = lastConnectionID
         self.sessionNumbers = sessionNumbers
+        self.openRecordings = openRecordings
+    }
+}
+
+/// A recording between its PushTransportBegin and its PushTransportEnd: what its End needs.
+public struct OpenRecording: Sendable, Hashable {
+    public var sessionNumber: UInt64
+    public var containerType: ContainerFormatEnum
+    /// The connection's fabric at Begin (the End goes to it even if the connection is gone).
+    public var fabricIndex: FabricIndex
+
+    public init(sessionNumber: UInt64, containerType: ContainerFormatEnum, fabricIndex: FabricIndex) {
+        self.sessionNumber = sessionNumber
+        self.containerType = containerType
+        self.fabricIndex = fabricIndex
     }
 }
 
@@ -60,6 +78,14 @@ public protocol TransportPersistence: Sendable {
     func deleteConnections(_ connectionIDs: [UInt16]) throws
     func save(registries: TransportRegistries) throws
     func save(sessionNumber: UInt64, connectionID: UInt16) throws
+    /// Records that `connectionID`'s recording began (`recording`) or ended (nil), so a restart after a crash can send
+    /// the End a Begin is owed.
+    func save(openRecording recording: OpenRecording?, connectionID: UInt16) throws
+}
+
+extension TransportPersistence {
+    /// Persistence that keeps nothing across a restart has nothing to owe after one.
+    public func save(openRecording recording: OpenRecording?, connectionID: UInt16) throws {}
 }
 
 /// Keeps nothing: for tests and for a server whose state may die with the process.

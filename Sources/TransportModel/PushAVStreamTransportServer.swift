@@ -30,6 +30,8 @@ public actor PushAVStreamTransportServer {
     private var lastConnectionID: UInt16?
     private var sessionNumbers: [UInt16: UInt64]
     private var recordings: [UInt16: ActiveRecording] = [:]
+    /// Recordings the previous process began and did not end (see ``endRecordingsInterruptedByTheLastStop()``).
+    private var interruptedRecordings: [UInt16: OpenRecording]
     private var eventBroadcast = Broadcast<LoggedTransportEvent>()
     private var changeBroadcast = Broadcast<TransportChange>()
     private let eventLog: any TransportEventLog
@@ -73,6 +75,7 @@ public actor PushAVStreamTransportServer {
         self.registries = state.registries
         self.lastConnectionID = state.lastConnectionID
         self.sessionNumbers = state.sessionNumbers
+        self.interruptedRecordings = state.openRecordings
     }
 
     /// Installs the uploader's answer to "does this connection still have segments waiting to upload?".
@@ -296,6 +299,21 @@ public actor PushAVStreamTransportServer {
         try eventLog.events(after: number, fabric: fabric, limit: limit)
     }
 
+    /// Sends the End owed to every recording the previous process began and never ended (it was killed, or the
+    /// power went): logged with the next event numbers, so a controller reading the event log from where it left off
+    /// sees every Begin matched. Call once at start, before recording. Returns the recordings ended, by connection ID.
+    @discardableResult
+    public func endRecordingsInterruptedByTheLastStop() -> [UInt16: OpenRecording] {
+        let owed = interruptedRecordings
+        interruptedRecordings = [:]
+        for (connectionID, recording) in owed.sorted(by: { $0.key < $1.key }) {
+            endRecording(connectionID, ActiveRecording(sessionNumber: recording.sessionNumber,
+                                                       containerType: recording.containerType,
+                                                       fabricIndex: recording.fabricIndex))
+        }
+        return owed
+    }
+
     /// The number the next event will get (every event so far has a lower one).
     public var upcomingEventNumber: UInt64 { nextEventNumber }
 
@@ -338,9 +356,14 @@ public actor PushAVStreamTransportServer {
             throw .cluster(.invalidTriggerType, "trigger: \(trigger) does not fit a \(options.triggerOptions.triggerType) transport")
         }
         let sessionNumber = (sessionNumbers[connectionID] ?? 0) + 1
-        try write { try persistence.save(sessionNumber: sessionNumber, connectionID: connectionID) }
-        sessionNumbers[connectionID] = sessionNumber
         let containerType = options.containerOptions.containerType
+        try write {
+            try persistence.save(sessionNumber: sessionNumber, connectionID: connectionID)
+            try persistence.save(openRecording: OpenRecording(sessionNumber: sessionNumber, containerType: containerType,
+                                                              fabricIndex: connection.fabricIndex),
+                                 connectionID: connectionID)
+        }
+        sessionNumbers[connectionID] = sessionNumber
         recordings[connectionID] = ActiveRecording(
             sessionNumber: sessionNumber, containerType: containerType, fabricIndex: connection.fabricIndex)
         emit(.pushTransportBegin(PushTransportBegin(
@@ -553,6 +576,8 @@ public actor PushAVStreamTransportServer {
 
     private func endRecording(_ connectionID: UInt16, _ recording: ActiveRecording) {
         recordings[connectionID] = nil
+        // A failed write only means a restart after a crash would send this End once more.
+        do { try persistence.save(openRecording: nil, connectionID: connectionID) } catch { reportEventLogFailure(error) }
         emit(.pushTransportEnd(PushTransportEnd(
             connectionID: connectionID, containerType: recording.containerType,
             cmafSessionNumber: recording.containerType == .cmaf ? recording.sessionNumber : nil)),

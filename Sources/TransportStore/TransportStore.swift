@@ -87,6 +87,16 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
                 let lastSessionNumber: Int64 = row["lastSessionNumber"]
                 state.sessionNumbers[UInt16(truncatingIfNeeded: connectionID)] = UInt64(bitPattern: lastSessionNumber)
             }
+            for row in try Row.fetchAll(db, sql: "SELECT connectionID, sessionNumber, containerType, fabricIndex FROM openRecording") {
+                let connectionID: Int = row["connectionID"]
+                let sessionNumber: Int64 = row["sessionNumber"]
+                let containerType: Int = row["containerType"]
+                let fabricIndex: Int = row["fabricIndex"]
+                state.openRecordings[UInt16(truncatingIfNeeded: connectionID)] = OpenRecording(
+                    sessionNumber: UInt64(bitPattern: sessionNumber),
+                    containerType: ContainerFormatEnum(rawValue: UInt8(truncatingIfNeeded: containerType)),
+                    fabricIndex: FabricIndex(truncatingIfNeeded: fabricIndex))
+            }
             return state
         }
     }
@@ -128,6 +138,19 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
             try db.execute(
                 sql: "INSERT OR REPLACE INTO sessionCounter (connectionID, lastSessionNumber) VALUES (?, ?)",
                 arguments: [Int(connectionID), Int64(bitPattern: sessionNumber)])
+        }
+    }
+
+    public func save(openRecording recording: OpenRecording?, connectionID: UInt16) throws {
+        try pool.write { db in
+            if let recording {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO openRecording (connectionID, sessionNumber, containerType, fabricIndex) VALUES (?, ?, ?, ?)",
+                    arguments: [Int(connectionID), Int64(bitPattern: recording.sessionNumber),
+                                Int(recording.containerType.rawValue), Int(recording.fabricIndex)])
+            } else {
+                try db.execute(sql: "DELETE FROM openRecording WHERE connectionID = ?", arguments: [Int(connectionID)])
+            }
         }
     }
 
@@ -450,6 +473,15 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
                 t.primaryKey("id", .integer).check { $0 == 1 }
                 // Every event number handed out is below this.
                 t.column("reservedBelow", .integer).notNull()
+            }
+        }
+        // Recordings between their Begin and End, so a restart after a crash sends the End they are owed.
+        migrator.registerMigration("v4: open recordings") { db in
+            try db.create(table: "openRecording") { t in
+                t.primaryKey("connectionID", .integer)
+                t.column("sessionNumber", .integer).notNull()
+                t.column("containerType", .integer).notNull()
+                t.column("fabricIndex", .integer).notNull()
             }
         }
         return migrator

@@ -50,6 +50,44 @@ extension ServeEndToEndTests {
         try await serve.shutdown()
     }
 
+    /// `kill -9` in the middle of a Continuous recording: the killed process never sent that recording's End; the
+    /// next start sends it (logged after the Begin), so a controller reading the log from where it left off sees every
+    /// Begin matched. The connection then records again.
+    @Test func killDashNineMidRecordingTheNextStartSendsTheOwedEnd() async throws {
+        let ingest = try await ServeIngest("killend")
+        defer { try? FileManager.default.removeItem(at: ingest.directory) }
+        let server = try await ingest.start()
+        var serve = try await Serve(directory: ingest.directory, media: Self.media)
+        do {
+            try await serve.waitUntilStreaming()
+            let events = try await serve.subscribe()
+            let endpointID = try await serve.addTLSEndpoint(pki: ingest.pki, port: server.port)
+            let id = try await serve.allocate(TransportJSON.options(endpointID: endpointID, ingestPort: server.port, trigger: .continuous))
+            try await serve.setActive(id)
+            try await events.wait("Begin of session 1", timeout: .seconds(15)) { $0.contains { $0.isBegin && $0.session == 1 } }
+            events.stop()
+            _ = try await serve.stop(SIGKILL)
+            try await serve.shutdown()
+
+            serve = try await Serve(directory: ingest.directory, source: TestPaths.media(Self.media).path, run: 2)
+            try await serve.waitUntilStreaming()
+            var log: [LoggedEvent] = []
+            try await Fixtures.waitUntil("Begin of session 2 logged", timeout: .seconds(20)) {
+                log = try await logged(serve, since: 0)
+                return log.contains { $0.type == "PushTransportBegin" && $0.event.contains("\"cmafSessionNumber\":2") }
+            }
+            let session1 = log.filter { $0.event.contains("\"cmafSessionNumber\":1") }
+            #expect(session1.map(\.type) == ["PushTransportBegin", "PushTransportEnd"], "\(log)")
+            #expect(session1.map(\.number) == session1.map(\.number).sorted())
+            #expect(serve.process.output.contains("recording interrupted by the last stop"), "\(serve.process.output)")
+        } catch {
+            try await serve.shutdown()
+            throw error
+        }
+        try await serve.shutdown()
+        await server.stop()
+    }
+
     /// One entry of the JSON read: its number and type, and the event's fields as JSON text.
     struct LoggedEvent: Equatable, CustomStringConvertible {
         var number: UInt64
