@@ -72,6 +72,7 @@ extension ServeEndToEndTests {
             }
             let resumed = try #require(all.first { $0.isBegin && $0.connectionID == id && $0.session > 1 })
             #expect(resumed.time - turnedOff < .seconds(5), "Begin \(resumed.time - turnedOff) after privacy off")
+            print("measured: privacy off → Begin in \(resumed.time - turnedOff)")
             #expect(serve.process.output.contains("clip dropped"), "the refused recording is logged")
             Self.expectPaired(events.events, connection: id, running: [resumed.session])
         }
@@ -189,6 +190,7 @@ extension ServeEndToEndTests {
                 events.contains { $0.isBegin && $0.connectionID == id && $0.session > failedAt && $0.time > restored }
             }
             let resumed = try #require(all.first { $0.isBegin && $0.connectionID == id && $0.time > restored })
+            print("measured: disk space and ingest back → Begin in \(resumed.time - restored)")
             try await Fixtures.waitUntil("the resumed session delivered", timeout: .seconds(45)) {
                 ingest.endpoint.storedPaths.contains("session_\(resumed.session)/video/segment_1001.m4s")
             }
@@ -244,6 +246,7 @@ extension ServeEndToEndTests {
             try await events.wait("Begin of session 1", timeout: .seconds(10)) { $0.contains { $0.isBegin && $0.session == 1 } }
             let signalled = ContinuousClock.now
             let exited = try await serve.stop(SIGTERM, timeout: .seconds(30))
+            print("measured: SIGTERM with a stalled ingest → exit in \(ContinuousClock.now - signalled)")
             #expect(exited, "pushav serve still running 30 s after SIGTERM")
             #expect(ContinuousClock.now - signalled < .seconds(25))
             #expect(serve.process.process.terminationStatus == 0, "\(serve.process.output)")
