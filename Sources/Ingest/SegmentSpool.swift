@@ -114,8 +114,8 @@ public final class SegmentSpool: Sendable {
                            arguments: [connection, object.session])
             try db.execute(sql: """
                 INSERT INTO counter (name, value) VALUES (?, ?)
-                ON CONFLICT(name) DO UPDATE SET value = max(value, excluded.value)
-                """, arguments: ["session:" + connection, object.session])
+                ON CONFLICT(name) DO UPDATE SET value = excluded.value WHERE excluded.value > value
+                """, arguments: ["session:" + connection, object.session])  // unchanged: no write at all (flash wear)
         }
         do {
             try evictIfFull(keeping: SessionKey(connection: connection, session: object.session))
