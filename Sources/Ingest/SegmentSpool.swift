@@ -351,18 +351,16 @@ public final class SegmentSpool: Sendable {
     /// (logged and counted, the only way anything is dropped) and the camera keeps recording the newest.
     public let freeSpaceReserve: Int
 
-    /// Free bytes on the spool's file system (nil when it cannot be read).
-    private func freeBytes() -> Int? {
+    /// The size and the free bytes of the file system holding `directory` (nil when it cannot be read).
+    private static func fileSystem(of directory: URL) -> (size: Int, free: Int)? {
         var info = statvfs()
         guard statvfs(directory.path, &info) == 0 else { return nil }
-        return Int(info.f_bavail) * Int(info.f_frsize)
+        return (Int(info.f_blocks) * Int(info.f_frsize), Int(info.f_bavail) * Int(info.f_frsize))
     }
 
     /// The reserve for the file system holding `directory`.
     static func reserve(for directory: URL) -> Int {
-        var info = statvfs()
-        guard statvfs(directory.path, &info) == 0 else { return 256 << 10 }
-        let size = Int(info.f_blocks) * Int(info.f_frsize)
+        guard let size = fileSystem(of: directory)?.size else { return 256 << 10 }
         return min(max(size / 10, 256 << 10), 64 << 20)
     }
 
@@ -370,7 +368,7 @@ public final class SegmentSpool: Sendable {
     /// the disk's ``freeSpaceReserve``; never the session being written.
     private func evictIfFull(keeping current: SessionKey, adding: Int = 0) throws {
         while true {
-            let short = freeBytes().map { $0 - adding < freeSpaceReserve } ?? false
+            let short = Self.fileSystem(of: directory).map { $0.free - adding < freeSpaceReserve } ?? false
             let victim: (SessionKey, Int, Int)? = try database.read { db in
                 let total = try Int.fetchOne(db, sql: "SELECT coalesce(sum(bytes), 0) FROM object") ?? 0
                 guard total > capacity || short else { return nil }

@@ -29,7 +29,9 @@ public actor PushAVStreamTransportServer {
     private var registries: TransportRegistries
     private var lastConnectionID: UInt16?
     private var sessionNumbers: [UInt16: UInt64]
-    private var recordings: [UInt16: ActiveRecording] = [:]
+    /// The running recording of each connection, exactly as persisted until its End (its fabric is the one at Begin:
+    /// the End keeps it even after the connection is deallocated).
+    private var recordings: [UInt16: OpenRecording] = [:]
     /// Recordings the previous process began and did not end (see ``endRecordingsInterruptedByTheLastStop()``).
     private var interruptedRecordings: [UInt16: OpenRecording]
     private var eventBroadcast = Broadcast<LoggedTransportEvent>()
@@ -43,13 +45,6 @@ public actor PushAVStreamTransportServer {
 
     /// How many event numbers one reservation write covers. A restart skips what is left of the block.
     public static let eventNumberReservationBlock: UInt64 = 1000
-
-    private struct ActiveRecording {
-        var sessionNumber: UInt64
-        var containerType: ContainerFormatEnum
-        /// The connection's fabric at Begin: its End keeps it even after the connection is deallocated.
-        var fabricIndex: FabricIndex
-    }
 
     /// Restores the state `persistence` holds and the event numbering `eventLog` reserved; throws their error when
     /// they cannot be read. `reportEventLogFailure` hears every failed event-log write (the event still goes out).
@@ -307,9 +302,7 @@ public actor PushAVStreamTransportServer {
         let owed = interruptedRecordings
         interruptedRecordings = [:]
         for (connectionID, recording) in owed.sorted(by: { $0.key < $1.key }) {
-            endRecording(connectionID, ActiveRecording(sessionNumber: recording.sessionNumber,
-                                                       containerType: recording.containerType,
-                                                       fabricIndex: recording.fabricIndex))
+            endRecording(connectionID, recording)
         }
         return owed
     }
@@ -357,15 +350,14 @@ public actor PushAVStreamTransportServer {
         }
         let sessionNumber = (sessionNumbers[connectionID] ?? 0) + 1
         let containerType = options.containerOptions.containerType
+        let recording = OpenRecording(sessionNumber: sessionNumber, containerType: containerType,
+                                      fabricIndex: connection.fabricIndex)
         try write {
             try persistence.save(sessionNumber: sessionNumber, connectionID: connectionID)
-            try persistence.save(openRecording: OpenRecording(sessionNumber: sessionNumber, containerType: containerType,
-                                                              fabricIndex: connection.fabricIndex),
-                                 connectionID: connectionID)
+            try persistence.save(openRecording: recording, connectionID: connectionID)
         }
         sessionNumbers[connectionID] = sessionNumber
-        recordings[connectionID] = ActiveRecording(
-            sessionNumber: sessionNumber, containerType: containerType, fabricIndex: connection.fabricIndex)
+        recordings[connectionID] = recording
         emit(.pushTransportBegin(PushTransportBegin(
             connectionID: connectionID, triggerType: triggerType, activationReason: activationReason,
             containerType: containerType, cmafSessionNumber: containerType == .cmaf ? sessionNumber : nil)),
@@ -574,7 +566,7 @@ public actor PushAVStreamTransportServer {
         changeBroadcast.send(.recordingCut(connectionID: connectionID, sessionNumber: recording.sessionNumber, reason: reason))
     }
 
-    private func endRecording(_ connectionID: UInt16, _ recording: ActiveRecording) {
+    private func endRecording(_ connectionID: UInt16, _ recording: OpenRecording) {
         recordings[connectionID] = nil
         // A failed write only means a restart after a crash would send this End once more.
         do { try persistence.save(openRecording: nil, connectionID: connectionID) } catch { reportEventLogFailure(error) }
