@@ -4,10 +4,13 @@ import MediaIO
 import Timeline
 import TransportModel
 
-/// One transport connection's clips: its ``ClipTimeline`` decides begin and end; open clips take packets from the
-/// shared ``PreRollBuffer`` as the analysis time passes them.
+/// One transport connection's clips. Its ``ConnectionRecording`` machine decides everything about them — when a
+/// recording begins and ends, its Begin and End, failures and back-offs —; the runner performs the machine's actions
+/// on the shared ``PreRollBuffer``: it opens session writers at the chosen keyframe, feeds them packets as the
+/// analysis time passes them, finishes and abandons them, and reports back what happened.
 final class ClipRunner {
-    private(set) var timeline: ClipTimeline
+    private(set) var machine: ConnectionRecording
+    var timeline: ClipTimeline { machine.timeline }
     /// Its format may change between clips (``RecordingControl/Command/setAudio(connection:_:)``); the rest is fixed.
     var policy: ClipPolicy
     /// The transport connection this runner records for, when attached through ``RecordingControl``.
@@ -17,11 +20,11 @@ final class ClipRunner {
     /// The ActivationReason of the latest ManuallyTriggerTransport, for the Command clip it begins.
     private var manualReason: TriggerActivationReasonEnum?
     private let settings: SessionSettings
-    private var nextSession: Int
     private var open: OpenClip?
     private var closing: [OpenClip] = []
-    /// A Begin whose keyframe is not known yet (see ``startPendingIfPossible(buffer:)``).
-    private var pendingBegin: ClipBegin?
+    /// Begin requests sent to the cluster and not answered yet, by the machine's request number (at most one).
+    private var requests: [Int: BeginRequest] = [:]
+    private let answers = BeginAnswers()
     private(set) var records: [SessionRecord] = []
     /// Clips that were activated but could not be recorded (times on the input timeline, not yet rebased).
     private(set) var dropped: [RecordingReport.DroppedClip] = []
@@ -35,52 +38,73 @@ final class ClipRunner {
         if let connectionID { logger[metadataKey: "connection"] = "\(connectionID)" }
         self.logger = logger
         self.connectionID = connectionID
-        nextSession = policy.firstSession
-        timeline = ClipTimeline(configuration: policy.timeline, activity: activity)
+        machine = ConnectionRecording(timeline: ClipTimeline(configuration: policy.timeline, activity: activity),
+                                      announcesRecordings: policy.hooks != nil, firstSession: policy.firstSession)
     }
 
-    /// No clip open, ending or waiting for a keyframe.
-    var isIdle: Bool { open == nil && closing.isEmpty && pendingBegin == nil }
+    /// No clip open, ending, waiting for a keyframe or for the cluster's answer.
+    var isIdle: Bool { open == nil && closing.isEmpty && machine.isIdle }
 
     private var hasAudio: Bool { settings.hasAudio && (policy.format?.includeAudio ?? true) }
 
-    /// The lowest buffer sequence an open or closing clip still needs.
+    /// The lowest buffer sequence an open or closing clip still needs (everything while a recording waits for its
+    /// keyframe or its answer: the keyframe it will start at is in there).
     var oldestNeeded: Int? {
-        ([open].compactMap { $0 } + closing).map(\.cursor).min() ?? (pendingBegin == nil ? nil : 0)
+        switch machine.state {
+        case .waitingForKeyframe, .announcing: return 0
+        default: return ([open].compactMap { $0 } + closing).map(\.cursor).min()
+        }
     }
 
     var sessionCount: Int { records.count + (open == nil ? 0 : 1) + closing.count }
 
-    // MARK: Timeline inputs
+    // MARK: Inputs
 
     func frame(at time: MediaTime, isKeyframe: Bool, buffer: PreRollBuffer) throws {
-        try apply(timeline.frame(at: time, isKeyframe: isKeyframe), buffer: buffer)
+        try handle(.timeline(.frame(time, isKeyframe: isKeyframe)), buffer: buffer)
     }
 
     func motion(at time: MediaTime, buffer: PreRollBuffer) throws {
-        let decisions = timeline.motion(at: time)
-        countTrigger(.motion, decisions: decisions)
-        try apply(decisions, buffer: buffer)
+        try counted(.motion) { try handle(.timeline(.motion(time)), buffer: buffer) }
     }
 
     /// ManuallyTriggerTransport at `time`: a Command clip with this reason, or an augmentation of the running one.
     func trigger(at time: MediaTime, reason: TriggerActivationReasonEnum, timeControl: ClipTimeControl?,
                  buffer: PreRollBuffer) throws {
         manualReason = reason
-        let decisions = timeline.manualTrigger(at: time, timeControl: timeControl)
-        countTrigger(.command, decisions: decisions)
-        try apply(decisions, buffer: buffer)
+        try counted(.command) { try handle(.timeline(.manualTrigger(time, timeControl: timeControl)), buffer: buffer) }
+    }
+
+    /// Active or Inactive from `time` on (Inactive ends the running clip: end reason `transportInactive`).
+    func setActive(_ active: Bool, at time: MediaTime, buffer: PreRollBuffer) throws {
+        try handle(.timeline(.status(active ? .active : .inactive, time)), buffer: buffer)
+    }
+
+    /// Whatever failed may have gone: a pending retry is tried at the next frame instead of after its back-off.
+    func retry(at time: MediaTime, buffer: PreRollBuffer) throws {
+        try handle(.timeline(.retry(time)), buffer: buffer)
+    }
+
+    /// The input ended at `time` (the end of the last frame read), or the recording was stopped there.
+    func endOfInput(at time: MediaTime, stopped: Bool = false, buffer: PreRollBuffer) throws {
+        try handle(.timeline(stopped ? .stop(time) : .endOfInput(time)), buffer: buffer)
+        try pump(buffer: buffer, analysisTime: nil, inputEnded: true)
+    }
+
+    /// What session `session` produced could not be kept downstream (the spool refused it): if it is still being
+    /// written it is abandoned like a session whose writer failed. A session already finished is left alone (its lost
+    /// objects are counted where they were lost).
+    func sessionFailed(_ session: Int, reason: String) throws {
+        try handle(.sessionFailed(session: session, reason: "\(SessionOutputFailure(reason: reason))"), buffer: nil)
     }
 
     /// Metrics: a trigger that began a recording, or one the timeline took without recording (Inactive) or ignored
     /// (blind window). An augmentation of a running activation is neither.
-    private func countTrigger(_ trigger: ClipTrigger, decisions: [ClipDecision]) {
+    private func counted(_ trigger: ClipTrigger, _ body: () throws -> Void) throws {
+        let before = timeline.recording?.number
+        try body()
         guard let metrics = settings.options.metrics, let now = timeline.now else { return }
-        let began = decisions.contains { decision in
-            if case .begin(let begin) = decision { return begin.trigger == trigger }
-            return false
-        }
-        if began {
+        if let recording = timeline.recording, recording.number != before, recording.trigger == trigger {
             if trigger == .motion { metrics.motionTriggers.increment() }
         } else if timeline.activity == .inactive, let activation = timeline.activation,
                   activation.trigger == trigger, activation.activationTime == now {
@@ -90,28 +114,114 @@ final class ClipRunner {
         }
     }
 
-    /// Active or Inactive from `time` on (Inactive ends the running clip: end reason `transportInactive`).
-    func setActive(_ active: Bool, at time: MediaTime, buffer: PreRollBuffer) throws {
-        try apply(timeline.setStatus(active ? .active : .inactive, at: time), buffer: buffer)
-    }
-
-    /// The input ended at `time` (the end of the last frame read), or the recording was stopped there.
-    func endOfInput(at time: MediaTime, stopped: Bool = false, buffer: PreRollBuffer) throws {
-        try apply(stopped ? timeline.stop(at: time) : timeline.endOfInput(at: time), buffer: buffer)
-        try pump(buffer: buffer, analysisTime: nil, inputEnded: true)
-        if let begin = pendingBegin {
-            drop(begin, reason: "no random access picture (IDR, or CRA/BLA without RASL) at or after its pre-roll start before the input \(stopped ? "was stopped" : "ended")")
-            pendingBegin = nil
-        }
-    }
-
     /// Open and ending clips that still need `entry` (it is at or after their read position and inside the clip).
     func sessions(needing entry: PreRollBuffer.Entry) -> [Int] {
         ([open].compactMap { $0 } + closing).filter { $0.needs(entry) }.map(\.writer.layout.session)
     }
 
+    // MARK: The machine
+
+    /// Runs `input` through the machine and performs its actions, then whatever they lead to (a writer that cannot
+    /// open, an answer the hooks gave at once), until nothing is left. `buffer` is nil when no packet work is due.
+    private func handle(_ input: ConnectionRecording.Input, buffer: PreRollBuffer?) throws {
+        var inputs = [input]
+        while !inputs.isEmpty {
+            for action in machine.handle(inputs.removeFirst()) { inputs += try perform(action, buffer: buffer) }
+            inputs += takeAnswers()
+        }
+    }
+
+    private func takeAnswers() -> [ConnectionRecording.Input] {
+        answers.take().map { answer in
+            requests[answer.request] = nil
+            return switch answer.outcome {
+            case .success(let session): .beginAccepted(request: answer.request, session: session)
+            case .failure(let reason): .beginRefused(request: answer.request, reason: reason)
+            }
+        }
+    }
+
+    /// Carries out one action; returns the inputs it produced.
+    private func perform(_ action: ConnectionRecording.Action, buffer: PreRollBuffer?) throws -> [ConnectionRecording.Input] {
+        switch action {
+        case .announceBegin(let number, let trigger):
+            guard let hooks = policy.hooks else { return [] }
+            let recordingTrigger: RecordingTrigger = switch trigger {
+            case .motion: .motion
+            case .continuous: .continuous
+            case .command: .command(manualReason ?? .userInitiated)
+            }
+            let request = BeginRequest(number: number, trigger: recordingTrigger, answers: answers)
+            requests[number] = request
+            hooks.begin(request)
+        case .withdrawBegin(let number):
+            if let request = requests.removeValue(forKey: number) { policy.hooks?.withdraw(request) }
+        case .announceEnd(let session):
+            policy.hooks?.end(session)
+        case .openSession(let session, let begin, let keyframe):
+            return try openSession(session, begin: begin, keyframe: keyframe, buffer: buffer)
+        case .endSession(let session, let end):
+            if let clip = open, clip.writer.layout.session == session {
+                clip.end = end
+                closing.append(clip)
+                open = nil
+            }
+        case .abandonSession(let session, let reason):
+            abandon(session, reason: reason)
+        case .dropClip(let begin, let reason, let session):
+            drop(begin, reason: reason, session: session)
+        case .backingOff(let retryAt, let failures):
+            logger.notice("recording failed; trying again", metadata: ["retryAt": "\(retryAt.seconds)", "failures": "\(failures)"])
+        case .extended(let ext):
+            logger.debug("clip extended", metadata: ["D": "\(ext.motionDetectedDuration.seconds)", "at": "\(ext.time.seconds)"])
+        }
+        return []
+    }
+
+    private func openSession(_ session: Int, begin: ClipBegin, keyframe: ConnectionRecording.Keyframe,
+                             buffer: PreRollBuffer?) throws -> [ConnectionRecording.Input] {
+        let writer: SessionWriter
+        do {
+            writer = try settings.makeWriter(session: session, start: keyframe.pts, policy: policy)
+        } catch where policy.hooks != nil {
+            return [.sessionFailed(session: session, reason: "its session could not be opened: \(error)")]
+        }
+        // Audio of the clip may precede its first keyframe in demux order: start the cursor early enough to see it;
+        // video before the keyframe is skipped and audio before the start is dropped by the writer.
+        let cursor = buffer?.live.first(where: { $0.pts >= keyframe.pts - .seconds(2) })?.sequence ?? keyframe.sequence
+        open = OpenClip(begin: begin, writer: writer, start: keyframe.pts, keyframeSequence: keyframe.sequence,
+                        cursor: min(cursor, keyframe.sequence), hasAudio: hasAudio)
+        settings.options.metrics?.clipsBegun.increment()
+        logger.info("clip begins", metadata: [
+            "session": "\(session)", "trigger": "\(begin.trigger.rawValue)", "t0": "\(begin.activationTime.seconds)",
+            "start": "\(keyframe.pts.seconds)",
+        ])
+        return []
+    }
+
+    /// The pending Begin's keyframe is known once the buffered video has reached its anchor: the one the pre-roll
+    /// rule picks, or (no keyframe at or before the anchor: the stream had none yet) the first one after it.
+    ///
+    /// Why wait for the anchor: the buffer holds the conditioned stream, which can lag the analysed one — a
+    /// transcoder's encoder hands its pictures out a second or more late, so when motion is seen the keyframe before
+    /// it may not be in the buffer yet; deciding then started the clip at the next keyframe, after its trigger.
+    private func keyframeIfKnown(for begin: ClipBegin, in buffer: PreRollBuffer) -> ConnectionRecording.Keyframe? {
+        guard buffer.live.contains(where: { $0.kind == .video && $0.pts >= begin.anchor }) else { return nil }
+        let preRoll = begin.trigger == .continuous ? MediaTime.zero : policy.maxPreRoll
+        let keyframe: PreRollBuffer.Entry
+        if let choice = PreRollRule.start(keyframes: buffer.keyframes, trigger: begin.anchor, maxPreRoll: preRoll),
+           let chosen = buffer.keyframe(at: choice.start) {
+            keyframe = chosen
+        } else if let next = buffer.live.first(where: { $0.kind == .video && $0.isRandomAccess && $0.pts >= begin.anchor }) {
+            keyframe = next
+        } else {
+            return nil
+        }
+        return ConnectionRecording.Keyframe(pts: keyframe.pts, sequence: keyframe.sequence)
+    }
+
     /// A clip that cannot be recorded is never lost silently: a warning now, an entry in report.json later.
-    private func drop(_ begin: ClipBegin, reason: String, session: Int? = nil) {
+    private func drop(_ begin: ClipBegin, reason: String, session: Int?) {
         settings.options.metrics?.clipsDropped.increment()
         logger.warning("clip dropped", metadata: [
             "trigger": "\(begin.trigger.rawValue)", "t0": "\(begin.activationTime.seconds)", "reason": "\(reason)",
@@ -121,98 +231,33 @@ final class ClipRunner {
                              output: policy.output.path, reason: reason, session: session))
     }
 
-    private func apply(_ decisions: [ClipDecision], buffer: PreRollBuffer) throws {
-        for decision in decisions {
-            switch decision {
-            case .begin(let begin):
-                try start(begin, buffer: buffer)
-            case .extend(let ext):
-                logger.debug("clip extended", metadata: ["D": "\(ext.motionDetectedDuration.seconds)", "at": "\(ext.time.seconds)"])
-            case .end(let end):
-                if let clip = open {
-                    clip.end = end
-                    policy.hooks?.end(clip.writer.layout.session)
-                    closing.append(clip)
-                    open = nil
-                } else if let begin = pendingBegin, begin.recording == end.recording {
-                    drop(begin, reason: "no random access picture (IDR, or CRA/BLA without RASL) between its pre-roll start and its end")
-                    pendingBegin = nil
-                }
-            }
+    /// Session `session` stops here: its writer (if it opened) is left unfinished, the abandoned session's event
+    /// tells the upload to abort what it streams, and an empty ``SessionHooks/finished`` lets its owner stop waiting.
+    private func abandon(_ session: Int, reason: String) {
+        let clip = ([open].compactMap { $0 } + closing).first { $0.writer.layout.session == session }
+        if let clip {
+            clip.failed = true
+            if open === clip { open = nil }
+            closing.removeAll { $0 === clip }
         }
+        guard let hooks = policy.hooks else { return }
+        hooks.events(.sessionAbandoned(session: session, reason: reason))
+        let at = timeline.now ?? clip?.start ?? .zero
+        let start = clip?.start ?? at
+        hooks.finished(SessionRecord(
+            session: session, trigger: clip?.begin.activationTime.seconds ?? at.seconds,
+            triggerType: clip?.begin.trigger.rawValue ?? "", start: start.seconds, end: at.seconds,
+            duration: (at - start).seconds, preRoll: nil, motionDetectedDuration: nil, augmentations: nil,
+            endReason: "writerFailed", clip: nil, tracks: []))
     }
 
-    /// Opens a session at the keyframe the pre-roll rule picks, as soon as the buffer can tell.
-    private func start(_ begin: ClipBegin, buffer: PreRollBuffer) throws {
-        if let superseded = pendingBegin {
-            drop(superseded, reason: "no random access picture arrived before the next clip began")
-        }
-        pendingBegin = begin
-        try startPendingIfPossible(buffer: buffer)
-    }
-
-    /// The pending Begin's keyframe is known once the buffered video has reached its anchor: the one the pre-roll
-    /// rule picks, or (no keyframe at or before the anchor: the stream had none yet) the first one after it.
-    ///
-    /// Why wait for the anchor: the buffer holds the conditioned stream, which can lag the analysed one — a
-    /// transcoder's encoder hands its pictures out a second or more late, so when motion is seen the keyframe before
-    /// it may not be in the buffer yet; deciding then started the clip at the next keyframe, after its trigger.
-    private func startPendingIfPossible(buffer: PreRollBuffer) throws {
-        guard let begin = pendingBegin,
-              buffer.live.contains(where: { $0.kind == .video && $0.pts >= begin.anchor })
-        else { return }
-        let preRoll = begin.trigger == .continuous ? MediaTime.zero : policy.maxPreRoll
-        let keyframe: PreRollBuffer.Entry
-        if let choice = PreRollRule.start(keyframes: buffer.keyframes, trigger: begin.anchor, maxPreRoll: preRoll),
-           let chosen = buffer.keyframe(at: choice.start) {
-            keyframe = chosen
-        } else if let next = buffer.live.first(where: { $0.kind == .video && $0.isRandomAccess && $0.pts >= begin.anchor }) {
-            keyframe = next
-        } else {
-            return
-        }
-        pendingBegin = nil
-        try open(begin, at: keyframe, buffer: buffer)
-    }
-
-    private func open(_ begin: ClipBegin, at keyframe: PreRollBuffer.Entry, buffer: PreRollBuffer) throws {
-        let session: Int
-        if let hooks = policy.hooks {
-            let trigger: RecordingTrigger = switch begin.trigger {
-            case .motion: .motion
-            case .continuous: .continuous
-            case .command: .command(manualReason ?? .userInitiated)
-            }
-            do {
-                session = try hooks.begin(trigger)
-            } catch {
-                drop(begin, reason: "the transport refused the recording: \(error)")
-                recordingFailed(begin.recording)
-                return
-            }
-        } else {
-            session = nextSession
-            nextSession += 1
-        }
-        let writer: SessionWriter
-        do {
-            writer = try settings.makeWriter(session: session, start: keyframe.pts, policy: policy)
-        } catch where policy.hooks != nil {
-            // The Begin is out: this recording ends here, with its End, and is tried again after a back-off.
-            abandon(session: session, begin: begin, start: keyframe.pts, endNow: true,
-                    reason: "its session could not be opened: \(error)")
-            return
-        }
-        // Audio of the clip may precede its first keyframe in demux order: start the cursor early enough to see it;
-        // video before the keyframe is skipped and audio before the start is dropped by the writer.
-        let cursor = buffer.live.first(where: { $0.pts >= keyframe.pts - .seconds(2) })?.sequence ?? keyframe.sequence
-        open = OpenClip(begin: begin, writer: writer, start: keyframe.pts, keyframeSequence: keyframe.sequence, cursor: cursor,
-                        hasAudio: hasAudio)
-        settings.options.metrics?.clipsBegun.increment()
-        logger.info("clip begins", metadata: [
-            "session": "\(session)", "trigger": "\(begin.trigger.rawValue)", "t0": "\(begin.activationTime.seconds)",
-            "start": "\(keyframe.pts.seconds)",
-        ])
+    /// A writer failed (a full disk, an I/O error). On a live connection (hooks) the failure stays with this
+    /// connection: the machine ends its recording (with its End if it was running), abandons the session, drops the
+    /// clip and backs off; the camera's other connections go on. Without hooks (`pushav record`) the error ends the
+    /// recording as before: the run fails with its report.
+    private func writerFailed(_ clip: OpenClip, error: any Error) throws {
+        guard policy.hooks != nil else { throw error }
+        try handle(.sessionFailed(session: clip.writer.layout.session, reason: "its session writer failed: \(error)"), buffer: nil)
     }
 
     // MARK: Packets
@@ -220,100 +265,38 @@ final class ClipRunner {
     /// Writes what open clips may take now: packets presented before `analysisTime` (every decision about them is
     /// made), and for ended clips whatever belongs before their end as it arrives.
     func pump(buffer: PreRollBuffer, analysisTime: MediaTime?, inputEnded: Bool) throws {
-        try startPendingIfPossible(buffer: buffer)
-        for clip in closing {
+        // The cluster's answers that came since the last packet; then the waiting recording's keyframe, if known.
+        for input in takeAnswers() { try handle(input, buffer: buffer) }
+        if case .waitingForKeyframe(let begin) = machine.state, let keyframe = keyframeIfKnown(for: begin, in: buffer) {
+            try handle(.keyframeFound(keyframe), buffer: buffer)
+        }
+        for clip in closing where !clip.failed {
             do { try clip.consume(buffer: buffer, limit: nil) } catch { try writerFailed(clip, error: error) }
         }
-        var stillClosing: [OpenClip] = []
-        for clip in closing where !clip.failed {
-            if inputEnded || clip.isComplete() {
-                let record: SessionRecord
-                do {
-                    record = try clip.finish(inputEnded: inputEnded)
-                } catch {
-                    try writerFailed(clip, error: error)
-                    continue
-                }
-                if let metrics = settings.options.metrics, let end = clip.end {
-                    metrics.clipEnded(end.reason)
-                    if !record.tracks.isEmpty { metrics.clipFinished(record, planned: (end.end - clip.start).seconds) }
-                }
-                if record.tracks.isEmpty {
-                    // Not one of its video frames reached the muxer: its keyframe was pushed out of a full pre-roll
-                    // buffer, or the input failed first. Its headers are gone; the event is a dropped clip, not a session.
-                    drop(clip.begin, reason: "no frame of the clip could be written (its keyframe was lost from a full pre-roll "
-                         + "buffer, or the input failed first); session \(record.session) was removed", session: record.session)
-                    policy.hooks?.finished(record)  // the cluster announced it: its owner learns it ended, empty
-                } else if let hooks = policy.hooks {
-                    hooks.finished(record)  // a live connection's records are handed on, not kept in a growing report
-                } else {
-                    records.append(record)
-                }
-                logger.info("clip ends", metadata: ["session": "\(clip.writer.layout.session)",
-                                                    "reason": "\(clip.end!.reason.rawValue)"])
-            } else {
-                stillClosing.append(clip)
+        for clip in closing where !clip.failed && (inputEnded || clip.isComplete()) {
+            let record: SessionRecord
+            do {
+                record = try clip.finish(inputEnded: inputEnded)
+            } catch {
+                try writerFailed(clip, error: error)
+                continue
             }
+            closing.removeAll { $0 === clip }
+            if let metrics = settings.options.metrics, let end = clip.end {
+                metrics.clipEnded(end.reason)
+                if !record.tracks.isEmpty { metrics.clipFinished(record, planned: (end.end - clip.start).seconds) }
+            }
+            if let hooks = policy.hooks {
+                hooks.finished(record)  // a live connection's records are handed on, not kept in a growing report
+            } else if !record.tracks.isEmpty {
+                records.append(record)
+            }
+            try handle(.sessionWritten(session: record.session, empty: record.tracks.isEmpty), buffer: buffer)
+            logger.info("clip ends", metadata: ["session": "\(record.session)", "reason": "\(clip.end!.reason.rawValue)"])
         }
-        closing = stillClosing
         if let clip = open {
             do { try clip.consume(buffer: buffer, limit: inputEnded ? nil : analysisTime) } catch { try writerFailed(clip, error: error) }
         }
-    }
-
-    // MARK: Failures
-
-    /// A session writer failed (a full disk, an I/O error). On a live connection (hooks) the failure stays with this
-    /// connection: its recording ends here — with its End if the timeline had not ended it yet —, the session is
-    /// abandoned (its open segment is never finished, its live upload aborted), the clip is a dropped clip (logged,
-    /// counted, in the report), and the timeline tries again after a back-off. Without hooks (`pushav record`) the
-    /// error ends the recording as before: the run fails with its report.
-    private func writerFailed(_ clip: OpenClip, error: any Error) throws {
-        guard policy.hooks != nil else { throw error }
-        clip.failed = true
-        let isOpen = open === clip
-        if isOpen { open = nil }
-        closing.removeAll { $0 === clip }
-        abandon(session: clip.writer.layout.session, begin: clip.begin, start: clip.start, endNow: isOpen,
-                reason: "its session writer failed: \(error)")
-    }
-
-    /// Ends session `session` that cannot be recorded: its End (when the timeline has not ended it), the abandoned
-    /// session's event, an empty ``SessionHooks/finished`` (its owner stops waiting for it), a dropped clip, and —
-    /// when it was the running recording — the timeline's back-off.
-    private func abandon(session: Int, begin: ClipBegin, start: MediaTime, endNow: Bool, reason: String) {
-        guard let hooks = policy.hooks else { return }
-        if endNow { hooks.end(session) }
-        hooks.events(.sessionAbandoned(session: session, reason: reason))
-        let at = timeline.now ?? start
-        hooks.finished(SessionRecord(
-            session: session, trigger: begin.activationTime.seconds, triggerType: begin.trigger.rawValue,
-            start: start.seconds, end: at.seconds, duration: (at - start).seconds, preRoll: nil, motionDetectedDuration: nil,
-            augmentations: nil, endReason: "writerFailed", clip: nil, tracks: []))
-        drop(begin, reason: reason, session: session)
-        if endNow { recordingFailed(begin.recording) }
-    }
-
-    /// Tells the timeline that recording `number` could not be recorded, if it is still the one it runs.
-    private func recordingFailed(_ number: Int) {
-        guard let recording = timeline.recording, recording.number == number, let now = timeline.now else { return }
-        _ = timeline.handle(.recordingFailed(now))
-        logger.notice("recording failed; trying again", metadata: [
-            "retryAt": "\(timeline.retryAt?.seconds ?? now.seconds)", "failures": "\(timeline.consecutiveFailures)",
-        ])
-    }
-
-    /// What session `session` produced could not be kept downstream (the spool refused it): if it is still being
-    /// written it is abandoned like a session whose writer failed. A session already finished is left alone (its lost
-    /// objects are counted where they were lost).
-    func sessionFailed(_ session: Int, reason: String) throws {
-        guard let clip = ([open].compactMap { $0 } + closing).first(where: { $0.writer.layout.session == session }) else { return }
-        try writerFailed(clip, error: SessionOutputFailure(reason: reason))
-    }
-
-    /// Whatever failed may have gone: a pending retry is tried at the next frame instead of after its back-off.
-    func retry(at time: MediaTime, buffer: PreRollBuffer) throws {
-        try apply(timeline.handle(.retry(time)), buffer: buffer)
     }
 }
 

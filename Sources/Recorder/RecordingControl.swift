@@ -5,26 +5,101 @@ import Timeline
 import TransportModel
 
 /// How one transport connection's recordings are numbered, announced and delivered while a live recording runs:
-/// the cluster's side of each session. All three run on the media thread, so they must return quickly.
+/// the cluster's side of each session. Every hook is called on the media thread, so each must return at once (hand
+/// the work to a queue); none may wait for the cluster.
 public struct SessionHooks: Sendable {
-    /// A clip is about to open: returns the CMAF session number the cluster assigned (and emits its Begin), or throws
-    /// when the cluster refuses the recording; the clip is then dropped (logged and counted), never recorded unannounced.
-    public var begin: @Sendable (RecordingTrigger) throws -> Int
+    /// A recording is about to open: send the cluster its Begin and answer through `request` — at once or later,
+    /// from any thread (the media thread never waits for the cluster: it keeps reading, and opens the session when
+    /// the answer arrives). A refused recording is a dropped clip (logged and counted), never recorded unannounced.
+    public var begin: @Sendable (BeginRequest) -> Void
+    /// The input ended before `request`'s answer was seen: if the cluster accepted it, that session's End is owed.
+    /// Must be applied after `request`'s own `begin` (the engine sends both through one ordered queue).
+    public var withdraw: @Sendable (BeginRequest) -> Void
     /// The timeline ended session `session` (its End): nothing after this point belongs to it, and the next
     /// recording may begin at once; its last frames are still being written.
     public var end: @Sendable (_ session: Int) -> Void
     /// Session finished writing: every byte of it has been handed to `events` (a session none of whose frames could
-    /// be written comes with no tracks; it is also a dropped clip in the report).
+    /// be written, or that was abandoned, comes with no tracks; it is also a dropped clip in the report).
     public var finished: @Sendable (SessionRecord) -> Void
     /// Every init segment, chunk and segment of this connection's sessions, in order.
     public var events: @Sendable (RecordingEvent) -> Void
 
-    public init(begin: @escaping @Sendable (RecordingTrigger) throws -> Int, end: @escaping @Sendable (Int) -> Void,
-                finished: @escaping @Sendable (SessionRecord) -> Void, events: @escaping @Sendable (RecordingEvent) -> Void) {
+    public init(begin: @escaping @Sendable (BeginRequest) -> Void, withdraw: @escaping @Sendable (BeginRequest) -> Void,
+                end: @escaping @Sendable (Int) -> Void, finished: @escaping @Sendable (SessionRecord) -> Void,
+                events: @escaping @Sendable (RecordingEvent) -> Void) {
         self.begin = begin
+        self.withdraw = withdraw
         self.end = end
         self.finished = finished
         self.events = events
+    }
+
+    /// Hooks whose `begin` answers at once: it returns the session number, or throws to refuse.
+    public init(begin: @escaping @Sendable (RecordingTrigger) throws -> Int, end: @escaping @Sendable (Int) -> Void,
+                finished: @escaping @Sendable (SessionRecord) -> Void, events: @escaping @Sendable (RecordingEvent) -> Void) {
+        self.init(
+            begin: { request in
+                do { request.accept(session: try begin(request.trigger)) } catch { request.refuse("\(error)") }
+            },
+            withdraw: { request in if let session = request.acceptedSession { end(session) } },
+            end: end, finished: finished, events: events)
+    }
+}
+
+/// One Begin a connection's recording sent to the cluster, and the way its answer comes back to the media thread.
+///
+/// Each connection has at most one request waiting for its answer (the next recording begins only after this one
+/// ended), so the answers waiting in a runner's ``BeginAnswers`` never number more than one.
+public final class BeginRequest: Sendable {
+    public let trigger: RecordingTrigger
+    /// The connection's machine numbers its requests; the answer names it (an answer to a withdrawn request is ignored).
+    let number: Int
+    private let answers: BeginAnswers
+    private let accepted = Mutex<Int?>(nil)
+
+    init(number: Int, trigger: RecordingTrigger, answers: BeginAnswers) {
+        self.number = number
+        self.trigger = trigger
+        self.answers = answers
+    }
+
+    /// The cluster accepted it as CMAF session `session` (its Begin event is out).
+    public func accept(session: Int) {
+        accepted.withLock { $0 = session }
+        answers.post(.init(request: number, outcome: .success(session)))
+    }
+
+    /// The cluster refused it: nothing may be recorded.
+    public func refuse(_ reason: String) {
+        answers.post(.init(request: number, outcome: .failure(reason)))
+    }
+
+    /// The session it was accepted as, once it was.
+    public var acceptedSession: Int? { accepted.withLock { $0 } }
+}
+
+/// The cluster's answers to one connection's Begin requests, waiting for the media thread (it takes them before each
+/// packet's decisions). Bounded by construction: at most one request per connection is unanswered.
+final class BeginAnswers: Sendable {
+    struct Answer: Sendable {
+        var request: Int
+        var outcome: Outcome
+    }
+
+    enum Outcome: Sendable {
+        case success(Int)
+        case failure(String)
+    }
+
+    private let waiting = Mutex<[Answer]>([])
+
+    func post(_ answer: Answer) { waiting.withLock { $0.append(answer) } }
+
+    func take() -> [Answer] {
+        waiting.withLock { waiting in
+            defer { waiting.removeAll() }
+            return waiting
+        }
     }
 }
 

@@ -21,47 +21,15 @@ public final class SidecarEngine: SidecarControl, Service {
     /// Undelivered objects in the spool, by spool connection name, of connections that no longer exist (found at
     /// start): they have no URL or certificates left to go to, so they stay in the spool and are reported.
     public let unreachableSpool: [String: Int]
-    private let cameras: [Camera]
-    private let uploadPolicy: UploadPolicy
+    private let cameras: [CameraService]
     let logger: Logger
-    private let uploads = Mutex<[UploadKey: ConnectionUpload]>([:])
-    /// The options each attached connection records with: a Modify that changes nothing of them but ExpiryTime
-    /// does not re-attach.
-    private let attachedOptions = Mutex<[UploadKey: TransportOptionsStruct]>([:])
-    /// Uploads of connections that were modified or deallocated, finishing what they hold.
-    private let retiring = Mutex<[Task<Void, Never>]>([])
-
-    final class Camera: Sendable {
-        let configuration: CameraConfiguration
-        let server: PushAVStreamTransportServer
-        let store: TransportStore
-        let recorder: CameraRecorder
-        let attributes: Mutex<CameraAttributes>
-        let attributesFile: URL
-
-        init(configuration: CameraConfiguration, server: PushAVStreamTransportServer, store: TransportStore,
-             recorder: CameraRecorder, attributes: CameraAttributes, attributesFile: URL) {
-            self.configuration = configuration
-            self.server = server
-            self.store = store
-            self.recorder = recorder
-            self.attributes = Mutex(attributes)
-            self.attributesFile = attributesFile
-        }
-    }
-
-    struct UploadKey: Hashable, Sendable {
-        let camera: String
-        let connection: UInt16
-    }
-
     /// Opens (or creates) the state under `configuration.state`: one SQLite store per camera, the spool, the
     /// camera attributes. Registers each camera's allocated streams and zones from the configuration.
     public init(configuration: ServeConfiguration, uploadPolicy: UploadPolicy? = nil,
                 logger: Logger = Logger(label: "pushav.serve")) async throws {
         self.configuration = configuration
         self.logger = logger
-        self.uploadPolicy = uploadPolicy ?? UploadPolicy(segmentDuration: .seconds(4))
+        let uploadPolicy = uploadPolicy ?? UploadPolicy(segmentDuration: .seconds(4))
         let state = URL(fileURLWithPath: configuration.state)
         let camerasDirectory = state.appendingPathComponent("cameras")
         try FileManager.default.createDirectory(at: camerasDirectory, withIntermediateDirectories: true)
@@ -70,7 +38,7 @@ public final class SidecarEngine: SidecarControl, Service {
         credentials = try TLSCredentialStore(directory: state.appendingPathComponent("tls"))
         spool = try SegmentSpool(directory: state.appendingPathComponent("spool"),
                                  capacity: configuration.spoolCapacityMiB << 20, logger: logger)
-        var cameras: [Camera] = []
+        var cameras: [CameraService] = []
         for camera in configuration.cameras {
             let store: TransportStore
             do {
@@ -100,8 +68,9 @@ public final class SidecarEngine: SidecarControl, Service {
             let recorder = CameraRecorder(configuration: camera,
                                           output: state.appendingPathComponent("recording").appendingPathComponent(camera.id),
                                           logger: logger)
-            cameras.append(Camera(configuration: camera, server: server, store: store, recorder: recorder,
-                                  attributes: attributes, attributesFile: attributesFile))
+            cameras.append(CameraService(configuration: camera, server: server, store: store, recorder: recorder,
+                                         attributes: attributes, attributesFile: attributesFile, spool: spool,
+                                         uploadPolicy: uploadPolicy, logger: logger))
         }
         self.cameras = cameras
         unreachableSpool = await Self.unreachableSpool(spool: spool, cameras: cameras, logger: logger)
@@ -113,7 +82,7 @@ public final class SidecarEngine: SidecarControl, Service {
     /// A connection deallocated (or whose camera left the configuration) while its objects waited in the spool, and the
     /// process stopped before they were delivered: nothing can upload them now. Never silent: an error per connection
     /// at start, `pushav_spool_unreachable_objects{connection}`, and ``unreachableSpool``.
-    private static func unreachableSpool(spool: SegmentSpool, cameras: [Camera], logger: Logger) async -> [String: Int] {
+    private static func unreachableSpool(spool: SegmentSpool, cameras: [CameraService], logger: Logger) async -> [String: Int] {
         var known = Set<String>()
         for camera in cameras {
             for connection in await camera.server.allConnections() {
@@ -161,218 +130,21 @@ public final class SidecarEngine: SidecarControl, Service {
 
     // MARK: - Running (Service)
 
-    /// Records and uploads until graceful shutdown: then every recorder stops reading and ends its open recordings
-    /// (End events), the uploads spool what was cut and get a few seconds to deliver it, and the stores close.
+    /// Runs every camera's ``CameraService`` until graceful shutdown (each then ends its recordings, delivers the
+    /// Ends, gives its uploads a few seconds and closes its store) or until they all stop.
     public func run() async throws {
         await withDiscardingTaskGroup { group in
             for camera in cameras {
-                let changes = await camera.server.changes()
-                for connection in await camera.server.allConnections() { await attach(connection, on: camera) }
-                group.addTask { await self.follow(changes, on: camera) }
                 group.addTask {
-                    await camera.server.runExpiryTimer { error in
-                        self.logger.error("expiring connections failed", metadata: ["error": "\(error)"])
+                    do {
+                        try await camera.run()
+                    } catch {
+                        self.logger.error("camera stopped", metadata: ["camera": "\(camera.configuration.id)", "error": "\(error)"])
                     }
                 }
             }
-            // The recorders run until shutdown (or cancellation) asks them to stop; each then ends its open
-            // recordings at the last frame read, with their End events.
-            await withGracefulShutdownHandler {
-                await withDiscardingTaskGroup { recorders in
-                    for camera in cameras {
-                        recorders.addTask {
-                            await withTaskCancellationHandler {
-                                await camera.recorder.run()
-                            } onCancel: {
-                                camera.recorder.requestStop()
-                            }
-                        }
-                    }
-                }
-            } onGracefulShutdown: {
-                for camera in self.cameras { camera.recorder.requestStop() }
-            }
-            logger.notice("recorders stopped; delivering what was cut")
-            // Event streams end (the API's subscribers see the stream close), change followers return.
-            for camera in cameras { await camera.server.finishSubscriptions() }
-            group.cancelAll()  // the expiry timers
         }
-        await finishUploads(within: .seconds(3))
-        for camera in cameras { try? camera.store.close() }
         logger.notice("stopped")
-    }
-
-    private func finishUploads(within grace: Duration) async {
-        let all = uploads.withLock { uploads in
-            defer { uploads.removeAll() }
-            return Array(uploads.values)
-        }
-        await withTaskGroup(of: Void.self) { group in
-            for upload in all { group.addTask { _ = await upload.finish(grace: grace) } }
-        }
-        for task in retiring.withLock({ $0 }) { task.cancel() }
-    }
-
-    private func follow(_ changes: AsyncStream<TransportChange>, on camera: Camera) async {
-        let recorder = camera.recorder
-        for await change in changes {
-            switch change {
-            case .allocated(let connection):
-                await attach(connection, on: camera)
-            case .modified(let connection):
-                // A Modify that only renews ExpiryTime (how a controller keeps a transport alive) leaves the running
-                // recording and its upload alone; the cluster did not cut it either.
-                let key = UploadKey(camera: camera.configuration.id, connection: connection.connectionID)
-                let recorded = attachedOptions.withLock { $0[key] }
-                if let recorded, recorded.ignoringExpiry == connection.transportOptions.ignoringExpiry { continue }
-                await attach(connection, on: camera)
-            case .statusChanged(let id, let status):
-                recorder.setActive(id, status == .active)
-            case .deallocated(let id, let reason):
-                attachedOptions.withLock { $0[UploadKey(camera: camera.configuration.id, connection: id)] = nil }
-                recorder.detach(id)
-                retireUpload(UploadKey(camera: camera.configuration.id, connection: id), reason: "\(reason)")
-            case .manuallyTriggered(let trigger):
-                recorder.trigger(trigger.connectionID, reason: trigger.activationReason,
-                                 timeControl: ClipTimeControl(trigger.timeControl))
-            case .recordingCut(let id, _, let reason):
-                switch reason {
-                case .privacy:
-                    recorder.cut(id)  // stays attached and Active; the cluster refuses new recordings while private
-                default:
-                    // Deallocate, expiry, fabric removal, Modify and Inactive: the connection stops recording here;
-                    // the change that follows (detach, a new attachment, the status) says what comes next. Cutting
-                    // and re-activating would let a Continuous timeline begin again and be refused.
-                    recorder.setActive(id, false)
-                }
-            case .registriesChanged:
-                // Privacy turned off, a TLS endpoint replaced, …: recordings backing off after a refusal try again now.
-                for connection in await camera.server.allConnections() { recorder.retry(connection.connectionID) }
-            }
-        }
-    }
-
-    /// Records `connection` from its camera's pipeline and uploads to its URL (replacing an earlier attachment).
-    private func attach(_ connection: StoredConnection, on camera: Camera) async {
-        let id = connection.connectionID
-        let key = UploadKey(camera: camera.configuration.id, connection: id)
-        let tls = await camera.server.tlsEndpoint(forConnection: id).map(ClientTLSMaterial.init)
-        do {
-            let upload = try makeUpload(connection, tls: tls, camera: camera)
-            if let previous = uploads.withLock({ $0.updateValue(upload, forKey: key) }) {
-                retire(previous, reason: "modified")
-            }
-            let muted = camera.attributes.withLock { $0.recordingMicrophoneMuted }
-            let policy = try self.policy(connection, camera: camera, upload: upload, includeAudio: !muted)
-            camera.recorder.attach(id, policy: policy, active: connection.transportStatus == .active)
-            attachedOptions.withLock { $0[key] = connection.transportOptions }
-            logger.info("connection recording", metadata: [
-                "camera": "\(camera.configuration.id)", "connection": "\(id)", "url": "\(connection.transportOptions.url)",
-                "trigger": "\(connection.transportOptions.triggerOptions.triggerType)",
-                "status": "\(connection.transportStatus)",
-            ])
-        } catch {
-            // Allocation validated these options; what is left is the recorder's own refusal (e.g. CENC).
-            logger.error("connection cannot be recorded", metadata: [
-                "camera": "\(camera.configuration.id)", "connection": "\(id)", "error": "\(error)",
-            ])
-        }
-    }
-
-    private func makeUpload(_ connection: StoredConnection, tls: ClientTLSMaterial?, camera: Camera) throws -> ConnectionUpload {
-        let options = connection.transportOptions
-        let url = options.url.hasSuffix("/") ? options.url : options.url + "/"
-        let segment = Duration.milliseconds(Int64(options.containerOptions.cmafContainerOptions?.segmentDuration ?? 4000))
-        let policy = uploadPolicy
-        let endpoint = UploadEndpoint(url: url, connection: Self.spoolKey(camera: camera.configuration.id, connection: connection.connectionID),
-                                      tls: tls)
-        let recorder = camera.recorder
-        let id = connection.connectionID
-        return ConnectionUpload(uploader: try SegmentUploader(
-            spool: spool, endpoint: endpoint, policy: policy, segmentDuration: segment,
-            logger: connectionLogger(camera: camera.configuration.id, connection: id)),
-            spoolFailed: { session, error in recorder.sessionFailed(id, session: session, reason: "\(error)") })
-    }
-
-    /// The engine's logger with the IDs every line about one connection carries.
-    private func connectionLogger(camera: String, connection: UInt16) -> Logger {
-        var logger = self.logger
-        logger[metadataKey: "camera"] = "\(camera)"
-        logger[metadataKey: "connection"] = "\(connection)"
-        return logger
-    }
-
-    private func policy(_ connection: StoredConnection, camera: Camera, upload: ConnectionUpload,
-                        includeAudio: Bool) throws -> ClipPolicy {
-        let id = connection.connectionID
-        let output = camera.recorder.output.appendingPathComponent("connection-\(id)")
-        let options = try RecordingOptions(transport: connection.transportOptions, zones: camera.configuration.zones,
-                                           output: output)
-        var policy = options.policies[0]
-        let hasAudio = connection.transportOptions.audioStreamID?.value != nil
-        var format = options.sessionFormat
-        format.includeAudio = includeAudio && hasAudio
-        // An MP4 of each event clip for the status page (the newest 20 per camera are kept); a Continuous session can
-        // last for days, so it gets none, and an encrypted transport none either (the clip would be clear).
-        format.writeClips = connection.transportOptions.triggerOptions.triggerType != .continuous && format.encryption == nil
-        // The spool is the only copy of what is uploaded (written once, durably); no working copy beside it.
-        format.writesSegmentFiles = false
-        policy.format = format
-        let server = camera.server
-        let recorder = camera.recorder
-        let started = Mutex<[Int: Date]>([:])
-        let logger = connectionLogger(camera: camera.configuration.id, connection: id)
-        policy.hooks = SessionHooks(
-            begin: { trigger in
-                let session = try blockingCall { () async throws(TransportCommandError) -> UInt64 in
-                    try await server.recordingStarted(connectionID: id, trigger: trigger)
-                }
-                started.withLock { $0[Int(session)] = Date() }
-                upload.sessionBegan()
-                return Int(session)
-            },
-            end: { session in
-                _ = try? blockingCall { () async throws(TransportCommandError) -> Bool in
-                    await server.recordingEnded(connectionID: id, sessionNumber: UInt64(session))
-                }
-            },
-            finished: { record in
-                defer { upload.sessionWritten() }
-                // The bytes went to the spool with the events; the working copy is not needed (and a failed session's
-                // partial files must not keep filling the disk that made it fail).
-                try? FileManager.default.removeItem(at: output.appendingPathComponent("session_\(record.session)"))
-                guard !record.tracks.isEmpty else { return }  // dropped (logged and counted by the recorder)
-                upload.handle(.sessionFinished(record))
-                recorder.noteClip(CameraStatus.RecentClip(
-                    connectionID: id, cmafSessionNumber: UInt64(record.session),
-                    started: started.withLock { $0.removeValue(forKey: record.session) } ?? Date(), ended: Date(),
-                    endReason: record.endReason), file: record.clip.map { output.appendingPathComponent($0) })
-                logger.info("recording finished", metadata: [
-                    "session": "\(record.session)", "duration": "\(record.duration)",
-                    "reason": "\(record.endReason)",
-                ])
-            },
-            events: { event in upload.handle(event) })
-        return policy
-    }
-
-    /// A deallocated connection's pending objects are still delivered: its uploader runs until the spool holds
-    /// nothing of it (or its retry budget gives up), then stops.
-    private func retireUpload(_ key: UploadKey, reason: String) {
-        guard let upload = uploads.withLock({ $0.removeValue(forKey: key) }) else { return }
-        retire(upload, reason: reason)
-    }
-
-    private func retire(_ upload: ConnectionUpload, reason: String) {
-        let logger = self.logger
-        let task = Task {
-            let summary = await upload.finish()
-            logger.info("connection upload finished", metadata: [
-                "connection": "\(upload.uploader.endpoint.connection)", "reason": "\(reason)",
-                "delivered": "\(summary.delivered)", "complete": "\(summary.complete)", "givenUp": "\(summary.givenUp)",
-            ])
-        }
-        retiring.withLock { $0.append(task) }
     }
 
     /// Whether recording `session` of `connection` on `camera` has ended and all of it reached the ingest (for the
@@ -388,7 +160,7 @@ public final class SidecarEngine: SidecarControl, Service {
 
     public var cameraIDs: [String] { cameras.map(\.configuration.id) }
 
-    private func camera(_ id: String) -> Camera? { cameras.first { $0.configuration.id == id } }
+    private func camera(_ id: String) -> CameraService? { cameras.first { $0.configuration.id == id } }
 
     public func transport(camera id: String) -> PushAVStreamTransportServer? { camera(id)?.server }
 
@@ -535,20 +307,6 @@ public final class SidecarEngine: SidecarControl, Service {
 public struct ServeError: Error, Sendable, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
-}
-
-/// Runs an actor call from a thread that is not part of Swift's pool (the media thread) and waits for it.
-func blockingCall<T: Sendable>(_ body: @escaping @Sendable () async throws(TransportCommandError) -> T) throws(TransportCommandError) -> T {
-    let result = Mutex<Result<T, TransportCommandError>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        let outcome: Result<T, TransportCommandError>
-        do throws(TransportCommandError) { outcome = .success(try await body()) } catch { outcome = .failure(error) }
-        result.withLock { $0 = outcome }
-        done.signal()
-    }
-    done.wait()
-    return try result.withLock { $0! }.get()
 }
 
 /// Blocking file work, off Swift's cooperative pool.

@@ -62,6 +62,12 @@ struct APIError: Error, CustomStringConvertible {
         APIError(httpStatus: .badRequest, status: .invalidCommand, message: message)
     }
 
+    /// The cluster could not do what was asked for a reason of its own (its storage failed): FAILURE, at 422 like
+    /// every other refusal, never a 5xx.
+    static func failure(_ message: String) -> APIError {
+        APIError(httpStatus: .unprocessableContent, status: .failure, message: message)
+    }
+
     static func notFound(_ message: String) -> APIError {
         APIError(httpStatus: .notFound, status: .notFound, message: message)
     }

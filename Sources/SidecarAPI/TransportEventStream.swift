@@ -41,7 +41,7 @@ struct TransportEventStream: Sendable {
         if let after {
             var cursor = after
             while true {
-                let page = try await transport.loggedEvents(after: cursor, fabric: fabric, limit: Self.replayPage)
+                let page = try await readLog(after: cursor, limit: Self.replayPage)
                 replay += page
                 guard page.count == Self.replayPage, let last = page.last else { break }
                 cursor = last.number
@@ -58,9 +58,20 @@ struct TransportEventStream: Sendable {
 
     /// `Accept: application/json`: one page of the log, without subscribing.
     func page(after: UInt64, limit: Int) async throws -> Response {
-        let entries = try await transport.loggedEvents(after: after, fabric: fabric, limit: limit)
+        let entries = try await readLog(after: after, limit: limit)
         return try JSONResponse.make(EventLogPage(
             events: entries.map(EventLogPage.Entry.init), next: entries.last?.number ?? after))
+    }
+
+    /// The log's entries above `after`; a log that cannot be read (its database failed) is the cluster's FAILURE,
+    /// logged, not a 500.
+    private func readLog(after: UInt64, limit: Int) async throws(APIError) -> [LoggedTransportEvent] {
+        do {
+            return try await transport.loggedEvents(after: after, fabric: fabric, limit: limit)
+        } catch {
+            logger.error("event log could not be read", metadata: ["error": "\(error)"])
+            throw .failure("event log: could not be read: \(error)")
+        }
     }
 
     private final class StreamFlags: Sendable {

@@ -119,7 +119,7 @@ import TransportModel
         let control = options.control!
         var policy = ClipPolicy(trigger: .command, maxPreRoll: .zero, output: output)
         let hooks = log.hooks
-        policy.hooks = SessionHooks(begin: hooks.begin, end: hooks.end, finished: { record in
+        policy.hooks = SessionHooks(begin: hooks.begin, withdraw: hooks.withdraw, end: hooks.end, finished: { record in
             hooks.finished(record)
             if record.session == 1 {  // mute, then trigger the second recording
                 control.submit(.setAudio(connection: 5, false))

@@ -14,9 +14,10 @@ import TransportModel
 func withAPI(
     _ setup: TestingSetup = .router, logs: LogRecorder? = nil, eventKeepAlive: Duration = .seconds(15),
     metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), bearerToken: String? = nil,
+    sidecar: TestSidecar? = nil,
     _ body: @Sendable (TestSidecar, any TestClientProtocol) async throws -> Void
 ) async throws {
-    let sidecar = try TestSidecar()
+    let sidecar = try sidecar ?? TestSidecar()
     let logger = logs.map { recorder in Logger(label: "sidecar-api-test") { _ in recorder } }
         ?? Logger(label: "sidecar-api-test", factory: { _ in SwiftLogNoOpLogHandler() })
     let router = SidecarRouter.router(control: sidecar, logger: logger, eventKeepAlive: eventKeepAlive, metrics: metrics,

@@ -249,4 +249,30 @@ import TransportModel
         let ids = text.split(separator: "\n").filter { $0.hasPrefix("id: ") }
         #expect(ids == ["id: 1", "id: 2", "id: 3"], "\(text)")
     }
+
+    /// A log whose reads fail (its database broke), writes work: the JSON read and an SSE resume both answer the
+    /// cluster's FAILURE naming the log, never a 500.
+    private final class UnreadableEventLog: TransportEventLog {
+        struct ReadFailure: Error, CustomStringConvertible { var description: String { "disk I/O error" } }
+        private let log = VolatileTransportEventLog()
+        func loadEventNumberReservation() throws -> UInt64 { try log.loadEventNumberReservation() }
+        func reserveEventNumbers(below limit: UInt64) throws { try log.reserveEventNumbers(below: limit) }
+        func append(_ entry: LoggedTransportEvent) throws { try log.append(entry) }
+        func events(after number: UInt64, fabric: FabricIndex?, limit: Int) throws -> [LoggedTransportEvent] {
+            throw ReadFailure()
+        }
+    }
+
+    @Test("An unreadable log is FAILURE (422), not a 500", arguments: [true, false])
+    func unreadableLogIsAFailure(json: Bool) async throws {
+        try await withAPI(sidecar: try TestSidecar(eventLog: UnreadableEventLog())) { _, client in
+            var headers = HTTPFields()
+            if json { headers[.accept] = "application/json" }
+            let response = try await client.execute(uri: "/v1/cameras/cam1/events?since=0", method: .get, headers: headers)
+            #expect(response.status == .unprocessableContent)
+            let body = try JSONDecoder().decode(APIErrorBody.self, from: Data(buffer: response.body))
+            #expect(body.status == "FAILURE")
+            #expect(body.message.contains("event log") && body.message.contains("disk I/O error"), "\(body.message)")
+        }
+    }
 }

@@ -27,7 +27,8 @@ final class TestSidecar: SidecarControl {
         var gaugeRefreshes = 0
     }
 
-    init() throws {
+    /// `eventLog` makes each camera's server log its events there (a failing log tests the API's answer to it).
+    init(eventLog: @autoclosure () -> any TransportEventLog = VolatileTransportEventLog()) throws {
         let registries = TransportRegistries(
             zones: [1, 2, 3].map {
                 MotionZone(id: $0, name: "Zone\($0)", polygon: [.init(x: 10, y: 10), .init(x: 20, y: 10), .init(x: 20, y: 20)])
@@ -39,7 +40,7 @@ final class TestSidecar: SidecarControl {
             try PushAVStreamTransportServer(
                 capabilities: capabilities,
                 persistence: VolatileTransportPersistence(initialState: PersistentTransportState(registries: registries)),
-                clock: ManualClock())
+                clock: ManualClock(), eventLog: eventLog())
         }
         servers = [
             "cam1": try server(TransportCapabilities(maxZones: 3)),

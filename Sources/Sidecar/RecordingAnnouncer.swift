@@ -1,0 +1,68 @@
+import Logging
+import Recorder
+import TransportModel
+
+/// Carries one camera's Begin and End announcements from its media thread to its cluster, in order, without the
+/// media thread ever waiting for the cluster actor.
+///
+/// Why a queue with one consumer: a Begin, its End and the withdrawal of a Begin must reach the cluster in the order
+/// the connection's ``Timeline/ConnectionRecording`` machine issued them (an End overtaking its Begin would leave the
+/// Begin unmatched). Tasks started per message give no such order; one stream drained by one task does.
+///
+/// Bound: each connection has at most one Begin unanswered and sends one End per Begin, so the queue holds a few
+/// messages per connection at most; it is not a buffer that fills with media.
+final class RecordingAnnouncer: Sendable {
+    enum Message: Sendable {
+        /// Asks the cluster for the session of `request`; `began` runs once it is accepted, before the answer is
+        /// posted (the connection's upload learns of the session before the writer can produce its first object).
+        case begin(connection: UInt16, BeginRequest, began: @Sendable (Int) -> Void)
+        case end(connection: UInt16, session: Int)
+        /// The media thread stopped waiting for `request`'s answer: if it was accepted, its End goes out now and
+        /// `ended` runs (nothing will be written for it).
+        case withdraw(connection: UInt16, BeginRequest, ended: @Sendable (Int) -> Void)
+    }
+
+    private let server: PushAVStreamTransportServer
+    private let logger: Logger
+    private let stream: AsyncStream<Message>
+    private let continuation: AsyncStream<Message>.Continuation
+
+    init(server: PushAVStreamTransportServer, logger: Logger) {
+        self.server = server
+        self.logger = logger
+        (stream, continuation) = AsyncStream.makeStream(of: Message.self)
+    }
+
+    func send(_ message: Message) {
+        if case .terminated = continuation.yield(message) {
+            // Only after the recorders stopped and the queue was drained: nothing of the cluster is left to tell.
+            logger.error("recording announcement after shutdown was not delivered", metadata: ["message": "\(message)"])
+        }
+    }
+
+    /// Delivers messages until ``finish()``, then returns once the queue is empty.
+    func run() async {
+        for await message in stream {
+            switch message {
+            case .begin(let connection, let request, let began):
+                do {
+                    let session = Int(try await server.recordingStarted(connectionID: connection, trigger: request.trigger))
+                    began(session)
+                    request.accept(session: session)
+                } catch {
+                    request.refuse("\(error)")
+                }
+            case .end(let connection, let session):
+                await server.recordingEnded(connectionID: connection, sessionNumber: UInt64(session))
+            case .withdraw(let connection, let request, let ended):
+                if let session = request.acceptedSession {
+                    await server.recordingEnded(connectionID: connection, sessionNumber: UInt64(session))
+                    ended(session)
+                }
+            }
+        }
+    }
+
+    /// No more messages: ``run()`` returns after delivering those already sent.
+    func finish() { continuation.finish() }
+}
