@@ -214,7 +214,8 @@ extension DASHManifest.Track {
                   bandwidth: bandwidth, width: header.isAudio ? nil : entry?.width.map(Int.init),
                   height: header.isAudio ? nil : entry?.height.map(Int.init),
                   sampleRate: header.isAudio ? entry?.sampleRate.map(Int.init) : nil,
-                  channels: header.isAudio ? entry?.channelCount.map(Int.init) : nil, segments: segments)
+                  channels: header.isAudio ? entry?.configuration?.audioChannelCount ?? entry?.channelCount.map(Int.init) : nil,
+                  segments: segments)
         defaultKID = entry?.protection?.keyID
     }
 }

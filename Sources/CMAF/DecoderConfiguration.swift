@@ -227,6 +227,21 @@ public enum DecoderConfiguration: Hashable, Sendable {
         }
     }
 
+    /// The audio channel count the decoder configuration states: the AudioSpecificConfig's channelConfiguration
+    /// (1…6 are that many channels, 7 is 7.1; 0 defers to a program config element: unknown here) or Opus's
+    /// OutputChannelCount. The sample entry's own channelcount is not it: FFmpeg's mov muxer writes 2 for mono AAC.
+    public var audioChannelCount: Int? {
+        switch self {
+        case .mpeg4Audio(let config):
+            guard let channels = config.channelConfiguration, channels > 0 else { return nil }
+            return channels == 7 ? 8 : channels <= 6 ? channels : nil
+        case .opus(let config):
+            return Int(config.outputChannelCount)
+        case .avc, .hevc:
+            return nil
+        }
+    }
+
     /// NAL length prefix size for AVC/HEVC, nil for audio.
     public var nalLengthSize: Int? {
         switch self {

@@ -40,6 +40,8 @@ public final class CodecParameters {
     public var codecName: String { avcodec_get_name(pointer.pointee.codec_id).map { String(cString: $0) } ?? "unknown" }
     public var sampleRate: Int { Int(pointer.pointee.sample_rate) }
     public var channelCount: Int { Int(pointer.pointee.ch_layout.nb_channels) }
+    /// The stream's nominal bit rate (the container's, or the estimate the conditioner set), nil when unknown.
+    public var bitRate: Int? { pointer.pointee.bit_rate > 0 ? Int(pointer.pointee.bit_rate) : nil }
 
     /// The RFC 6381 codecs parameter a CMAF audio track of these parameters gets (`mp4a.40.<object type>` from the
     /// AudioSpecificConfig, else from the AAC profile; `opus`), before its header exists; nil for other codecs.

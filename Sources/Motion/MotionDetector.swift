@@ -150,17 +150,17 @@ public struct MotionFrameResult: Sendable, Hashable {
 /// changed pixels per region and per sensitivity level and test them against the area thresholds; (6) blend the frame into the background: fast where nothing changed, slowly where something
 /// did, so a parked object fades into the background while a slow mover leaves a trail long enough to detect.
 public struct MotionDetector: Sendable {
-    public let configuration: MotionDetectorConfiguration
+    public private(set) var configuration: MotionDetectorConfiguration
     public var width: Int { configuration.analysisWidth }
     public var height: Int { configuration.analysisHeight }
 
     private var background: [Float] = []
     /// Bit z set: the pixel is inside zone `zoneIDs[z]`.
-    private let zoneMasks: [UInt64]
-    private let zoneIDs: [ZoneID]
-    private let zoneSensitivities: [Int]
+    private var zoneMasks: [UInt64]
+    private var zoneIDs: [ZoneID]
+    private var zoneSensitivities: [Int]
     /// Pixel counts: [anywhere, outside, zone 0, zone 1, …].
-    private let regionAreas: [Int]
+    private var regionAreas: [Int]
     private var noiseSigma: Double = 0
     private var lastAnalysedTime: Double?
     private var lastAnalysedWasKeyframe = false
@@ -180,6 +180,27 @@ public struct MotionDetector: Sendable {
         precondition(configuration.analysisWidth >= 2 && configuration.analysisHeight >= 2, "analysis plane too small")
         self.configuration = configuration
         let count = configuration.analysisWidth * configuration.analysisHeight
+        (zoneMasks, zoneIDs, zoneSensitivities, regionAreas) = Self.regions(of: configuration)
+        residual = [UInt8](repeating: 0, count: count)
+        rawResidual = residual
+        eroded = residual
+        opened = residual
+        roundedBackground = residual
+    }
+
+    /// The camera's zones changed (Zone Management): the regions are rasterised again, the background and the noise
+    /// estimate are kept, so the detector needs no new warm-up and motion already in progress is still seen.
+    public mutating func replaceZones(_ zones: [MotionZone]) {
+        precondition(zones.count <= 64, "at most 64 zones")
+        configuration.zones = zones
+        (zoneMasks, zoneIDs, zoneSensitivities, regionAreas) = Self.regions(of: configuration)
+    }
+
+    /// Each analysis pixel's zone bits, the zones' IDs and sensitivities, and the region areas.
+    private static func regions(of configuration: MotionDetectorConfiguration)
+        -> (masks: [UInt64], ids: [ZoneID], sensitivities: [Int], areas: [Int])
+    {
+        let count = configuration.analysisWidth * configuration.analysisHeight
         var masks = [UInt64](repeating: 0, count: count)
         var areas = [count, 0]
         for (index, zone) in configuration.zones.enumerated() {
@@ -190,15 +211,7 @@ public struct MotionDetector: Sendable {
             areas.append(pixels.count)
         }
         areas[1] = masks.lazy.filter { $0 == 0 }.count
-        zoneMasks = masks
-        zoneIDs = configuration.zones.map(\.id)
-        zoneSensitivities = configuration.zones.map { $0.sensitivity ?? configuration.sensitivity }
-        regionAreas = areas
-        residual = [UInt8](repeating: 0, count: count)
-        rawResidual = residual
-        eroded = residual
-        opened = residual
-        roundedBackground = residual
+        return (masks, configuration.zones.map(\.id), configuration.zones.map { $0.sensitivity ?? configuration.sensitivity }, areas)
     }
 
     /// How many analysis pixels each zone covers (for logs and checks).

@@ -1,5 +1,6 @@
 import CMAF
 import Foundation
+import Motion
 import Synchronization
 import Timeline
 import TransportModel
@@ -164,6 +165,9 @@ public final class RecordingControl: Sendable {
         /// What session `session` produced could not be kept (the spool refused it: a full disk): the session is
         /// abandoned like one whose writer failed, and the connection tries again after a back-off.
         case sessionFailed(connection: UInt16, session: Int, reason: String)
+        /// The camera's zones (Zone Management) changed: motion analysis locates motion in these from now on, without
+        /// starting over (its background is kept).
+        case setZones([MotionZone])
     }
 
     /// What the recording has seen, for status pages.

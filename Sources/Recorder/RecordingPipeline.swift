@@ -251,6 +251,8 @@ struct RecordingPipeline {
                     try runner.setActive(true, at: now, buffer: buffer)
                 case .retry(let id):
                     try attached(id)?.retry(at: now, buffer: buffer)
+                case .setZones(let zones):
+                    analysis?.replaceZones(zones)
                 case .sessionFailed(let id, let session, let reason):
                     // Detached runners too: a session cut by a Modify may still be finishing.
                     for runner in runners where runner.connectionID == id {
@@ -498,6 +500,11 @@ struct MotionAnalysis {
     /// The luma plane analysed (pictures are scaled to exactly this).
     let width: Int
     let height: Int
+
+    /// The camera's zones changed: from the next picture on, motion is located in the new ones.
+    mutating func replaceZones(_ zones: [MotionZone]) {
+        detector.replaceZones(zones)
+    }
 
     /// Analysis of `video` (zones are in its pixel coordinates), whichever stream the pictures come from.
     init(video: StreamDescription, options: RecordingOptions) throws {

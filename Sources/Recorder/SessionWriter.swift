@@ -69,10 +69,13 @@ final class SessionWriter {
         if manifest {
             // The dynamic MPD goes before any header: the audio header is written with the first audio packet, so
             // its track is described from the stream's parameters (the static MPD reads it back from the header).
-            var tracks = [try DASHManifest.Track(name: layout.trackName(.video), header: self.video.header)]
+            // Nothing is measured yet: the bandwidth is each stream's nominal bit rate (1 when the input gives none).
+            var tracks = [try DASHManifest.Track(name: layout.trackName(.video), header: self.video.header,
+                                                 fallbackBandwidth: (try? video.outputParameters().bitRate) ?? 1)]
             if let audio, let parameters = try? audio.outputParameters(), let codecs = parameters.audioCodecString {
                 tracks.append(DASHManifest.Track(name: layout.trackName(.audio), contentType: .audio, codecs: codecs,
-                                                 timescale: UInt32(max(1, parameters.sampleRate)), bandwidth: 1,
+                                                 timescale: UInt32(max(1, parameters.sampleRate)),
+                                                 bandwidth: parameters.bitRate ?? 1,
                                                  sampleRate: parameters.sampleRate, channels: parameters.channelCount))
             }
             for index in tracks.indices { tracks[index].defaultKID = encryption?.keyID }

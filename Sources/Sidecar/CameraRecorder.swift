@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Metrics
+import Motion
 import Recorder
 import Synchronization
 import Timeline
@@ -25,11 +26,13 @@ public final class CameraRecorder: Sendable {
     private let reconnects: Counter
     /// `pushav_manual_triggers_lost_total{camera}`: manual triggers that came while the source was down.
     private let lostTriggers: Counter
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     private struct State {
         var control: RecordingControl?
         var attached: [UInt16: Attachment] = [:]
+        /// The camera's zones as Zone Management holds them (serve.yaml's, and those controllers created).
+        var zones: [MotionZone]
         var source: CameraStatus.SourceState = .connecting
         var lastError: String?
         var framesAnalysedBefore = 0
@@ -68,8 +71,10 @@ public final class CameraRecorder: Sendable {
         var active: Bool
     }
 
-    public init(configuration: CameraConfiguration, output: URL, logger: Logger) {
+    /// `zones`: the camera's zones at start (the cluster's registry: serve.yaml's and those controllers created).
+    public init(configuration: CameraConfiguration, output: URL, zones: [MotionZone]? = nil, logger: Logger) {
         self.configuration = configuration
+        state = Mutex(State(zones: zones ?? configuration.zones))
         self.output = output
         var logger = logger
         logger[metadataKey: "camera"] = "\(configuration.id)"
@@ -117,6 +122,18 @@ public final class CameraRecorder: Sendable {
             return state.control
         }
         submit(.setAudio(connection: id, include), to: control)
+    }
+
+    /// The camera's zones changed (Zone Management): the running analysis locates motion in these from the next
+    /// picture, and every later pass starts with them.
+    public func setZones(_ zones: [MotionZone]) {
+        let control = state.withLock { state -> RecordingControl? in
+            guard state.zones != zones else { return nil }
+            state.zones = zones
+            return state.control
+        }
+        guard let control else { return }
+        submit(.setZones(zones), to: control)
     }
 
     /// What refused or failed the connection's recordings may have gone: a recording backing off is tried now.
@@ -223,7 +240,7 @@ public final class CameraRecorder: Sendable {
             options.control = control
             options.alwaysAnalyseMotion = true
             options.paceRealTime = isFile && configuration.live
-            options.zones = configuration.zones
+            options.zones = state.withLock { $0.zones }
             options.writeClips = false
             options.analyseKeyframesOnly = configuration.analysis == .keyframes
             // Never synchronous: a camera's recording does not wait for its substream (its pictures apply as they come).

@@ -1,6 +1,7 @@
 import Foundation
 import Ingest
 import Logging
+import Motion
 import Recorder
 import ServiceLifecycle
 import Synchronization
@@ -137,6 +138,8 @@ final class CameraService: Service, Sendable {
                     recorder.setActive(id, false)
                 }
             case .registriesChanged:
+                // A zone created, changed or removed (Zone Management): the analysis follows at once.
+                recorder.setZones(await server.currentRegistries.sortedZones)
                 // Privacy turned off, a TLS endpoint replaced, …: recordings backing off after a refusal try again now.
                 for connection in await server.allConnections() { recorder.retry(connection.connectionID) }
             }
@@ -154,7 +157,8 @@ final class CameraService: Service, Sendable {
                 retire(previous.upload, reason: "modified")
             }
             let muted = attributes.withLock { $0.recordingMicrophoneMuted }
-            let policy = try self.policy(connection, upload: upload, includeAudio: !muted)
+            let zones = await server.currentRegistries.sortedZones
+            let policy = try self.policy(connection, upload: upload, zones: zones, includeAudio: !muted)
             recorder.attach(id, policy: policy, active: connection.transportStatus == .active)
             logger.info("connection recording", metadata: [
                 "connection": "\(id)", "url": "\(connection.transportOptions.url)",
@@ -189,10 +193,11 @@ final class CameraService: Service, Sendable {
         return logger
     }
 
-    private func policy(_ connection: StoredConnection, upload: ConnectionUpload, includeAudio: Bool) throws -> ClipPolicy {
+    private func policy(_ connection: StoredConnection, upload: ConnectionUpload, zones: [MotionZone],
+                        includeAudio: Bool) throws -> ClipPolicy {
         let id = connection.connectionID
         let output = recorder.output.appendingPathComponent("connection-\(id)")
-        let options = try RecordingOptions(transport: connection.transportOptions, zones: configuration.zones,
+        let options = try RecordingOptions(transport: connection.transportOptions, zones: zones,
                                            output: output)
         var policy = options.policies[0]
         let hasAudio = connection.transportOptions.audioStreamID?.value != nil

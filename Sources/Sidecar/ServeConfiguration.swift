@@ -189,6 +189,9 @@ public struct CameraConfiguration: Sendable, Hashable {
     /// A low-resolution stream of the same camera (its substream) that motion is analysed on instead of `source`,
     /// which is then only copied: the decode analysis needs costs a fraction of the main stream's.
     public var analysisSource: String?
+    /// The cluster's PERZONESENS feature (FeatureMap bit 0): each motion zone of a transport carries its own
+    /// sensitivity, and `motionSensitivity` is refused. Off by default: Google Home sets `motionSensitivity`.
+    public var perZoneSensitivity: Bool
 
     /// `cameras[].analysis`.
     public enum MotionAnalysisMode: String, Sendable, Hashable, CaseIterable {
@@ -200,7 +203,8 @@ public struct CameraConfiguration: Sendable, Hashable {
 
     public init(id: String, source: String, live: Bool = true, videoStreamID: UInt16 = 1, audioStreamID: UInt16? = nil,
                 zones: [MotionZone] = [], keyFrameInterval: Int = 2000, analysis: MotionAnalysisMode = .all,
-                analysisSource: String? = nil) {
+                analysisSource: String? = nil, perZoneSensitivity: Bool = false) {
+        self.perZoneSensitivity = perZoneSensitivity
         self.keyFrameInterval = keyFrameInterval
         self.analysis = analysis
         self.analysisSource = analysisSource
@@ -214,7 +218,8 @@ public struct CameraConfiguration: Sendable, Hashable {
 
     init(_ node: Node, path: String) throws(ConfigurationError) {
         let map = try ConfigurationMapping(node, path: path,
-                                           known: ["id", "source", "live", "videoStreamID", "audioStreamID", "zones", "keyFrameInterval", "analysis", "analysisSource"])
+                                           known: ["id", "source", "live", "videoStreamID", "audioStreamID", "zones", "keyFrameInterval", "analysis", "analysisSource",
+                                                   "perZoneSensitivity"])
         id = try map.required("id") { node, path throws(ConfigurationError) in
             let id = try node.nonEmptyText(path)
             guard id.utf8.count <= 64, id.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) && $0.isASCII || $0 == "-" || $0 == "_" }) else {
@@ -244,6 +249,7 @@ public struct CameraConfiguration: Sendable, Hashable {
             return mode
         } ?? .all
         analysisSource = try map.optional("analysisSource") { node, path throws(ConfigurationError) in try node.nonEmptyText(path) }
+        perZoneSensitivity = try map.optional("perZoneSensitivity") { node, path throws(ConfigurationError) in try node.boolean(path) } ?? false
         zones = try map.optional("zones") { node, path throws(ConfigurationError) in
             try node.list(path) { item, itemPath throws(ConfigurationError) in try Self.zone(item, path: itemPath) }
         } ?? []

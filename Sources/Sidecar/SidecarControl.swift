@@ -32,15 +32,29 @@ public protocol SidecarControl: Sendable {
     // TLS Certificate Management and TLS Client Management, as a controller provisions a camera (TC-PAVSTI); the key
     // pair is made in this process and its private key never leaves it.
 
-    /// Installs the ingest's root CA certificate (DER); returns its CAID. CONSTRAINT_ERROR for bytes that are not one.
+    /// Installs the ingest's root CA certificate (DER), or replaces the one of `caid`; returns its CAID.
+    /// CONSTRAINT_ERROR for bytes that are not one, NOT_FOUND for an unknown CAID, RESOURCE_EXHAUSTED past the maximum.
     func provisionRootCertificate(_ request: ProvisionRootCertificateRequest, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16
     /// NOT_FOUND when the fabric has no such CAID.
     func removeRootCertificate(_ caid: UInt16, fabric: FabricIndex) async throws(TransportCommandError)
-    /// Makes a P-256 key pair and answers its CSR and the signed nonce. CONSTRAINT_ERROR unless the nonce is 32 bytes.
-    func tlsClientCSR(_ request: TLSClientCSRRequest, fabric: FabricIndex) async throws(TransportCommandError) -> TLSClientCSRResponse
+    /// One root certificate, or (nil) all of the fabric's; NOT_FOUND when there is none to answer.
+    func findRootCertificates(_ caid: UInt16?, fabric: FabricIndex) async throws(TransportCommandError) -> [RootCertificateDetails]
+    /// The CAID of the root certificate whose DER has this SHA-256.
+    func lookupRootCertificate(fingerprint: Data, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16
+    /// Makes a P-256 key pair (new, or replacing the key of `ccdid`) and answers its CSR and the signature over the
+    /// nonce. CONSTRAINT_ERROR unless the nonce is 32 bytes.
+    func clientCSR(_ request: ClientCSRRequest, fabric: FabricIndex) async throws(TransportCommandError) -> ClientCSRResponse
     /// Installs the certificate signed from a CCDID's CSR. NOT_FOUND for an unknown CCDID, DYNAMIC_CONSTRAINT_ERROR
     /// for a certificate of another key.
     func provisionClientCertificate(_ request: ProvisionClientCertificateRequest, fabric: FabricIndex) async throws(TransportCommandError)
+    /// One client identity's certificates, or (nil) all of the fabric's; NOT_FOUND when there is none to answer.
+    func findClientCertificates(_ ccdid: UInt16?, fabric: FabricIndex) async throws(TransportCommandError) -> [ClientCertificateDetails]
+    /// The CCDID whose provisioned certificate's DER has this SHA-256.
+    func lookupClientCertificate(fingerprint: Data, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16
+    /// Deletes a client identity (key pair and certificates). NOT_FOUND when the fabric has no such CCDID.
+    func removeClientCertificate(_ ccdid: UInt16, fabric: FabricIndex) async throws(TransportCommandError)
+    /// The TLS Certificate Management attributes, as `fabric` reads them.
+    func tlsCertificateAttributes(fabric: FabricIndex) async throws(TransportCommandError) -> TLSCertificateAttributes
     /// A TLS endpoint from a CAID and a CCDID; returns the endpoint ID AllocatePushTransport takes.
     func provisionEndpoint(_ request: ProvisionEndpointRequest, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16
     /// `GET /ready`: whether the stores are open and every camera's source is being read.

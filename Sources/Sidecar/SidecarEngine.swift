@@ -49,13 +49,13 @@ public final class SidecarEngine: SidecarControl, Service {
             // An event-log write that fails (disk full) is logged and counted; the event still goes out.
             let logFailures = Counter(label: "pushav_event_log_write_failures_total", dimensions: [("camera", camera.id)])
             let server = try PushAVStreamTransportServer(
-                capabilities: Self.capabilities, persistence: store, eventLog: store,
+                capabilities: Self.capabilities(of: camera), persistence: store, eventLog: store,
                 reportEventLogFailure: { [logger, id = camera.id] error in
                     logger.error("event log write failed; the event is still delivered live",
                                  metadata: ["camera": "\(id)", "error": "\(error)"])
                     logFailures.increment()
                 })
-            try await Self.register(camera, on: server)
+            try await Self.register(camera, on: server, logger: logger)
             // A Begin the previous process sent and never ended (kill -9, power loss) gets its End now, in the log.
             for (connection, recording) in await server.endRecordingsInterruptedByTheLastStop() {
                 logger.warning("recording interrupted by the last stop (the process was killed); its End is sent now", metadata: [
@@ -67,7 +67,7 @@ public final class SidecarEngine: SidecarControl, Service {
                 ?? CameraAttributes()
             let recorder = CameraRecorder(configuration: camera,
                                           output: state.appendingPathComponent("recording").appendingPathComponent(camera.id),
-                                          logger: logger)
+                                          zones: await server.currentRegistries.sortedZones, logger: logger)
             cameras.append(CameraService(configuration: camera, server: server, store: store, recorder: recorder,
                                          attributes: attributes, attributesFile: attributesFile, spool: spool,
                                          uploadPolicy: uploadPolicy, logger: logger))
@@ -106,14 +106,19 @@ public final class SidecarEngine: SidecarControl, Service {
     }
 
     /// What this recorder implements (CMAF Interface-1 and Interface-2 DASH; H.264 and HEVC packaged without
-    /// transcoding, AAC and Opus audio).
-    static let capabilities = TransportCapabilities(
-        supportedCMAFInterfaces: [.interface1, .interface2DASH],
-        supportedVideoCodecs: [.h264, .hevc], supportedAudioCodecs: [.aacLC, .opus])
+    /// transcoding, AAC and Opus audio), and the features the camera's configuration turns on: PERZONESENS only
+    /// when asked for, because with it a transport may not carry `motionSensitivity`, which the Google Home client
+    /// sets (its wake-up sensitivity).
+    static func capabilities(of camera: CameraConfiguration) -> TransportCapabilities {
+        TransportCapabilities(
+            features: camera.perZoneSensitivity ? [.perZoneSensitivity] : [],
+            supportedCMAFInterfaces: [.interface1, .interface2DASH],
+            supportedVideoCodecs: [.h264, .hevc], supportedAudioCodecs: [.aacLC, .opus])
+    }
 
     /// The configuration's streams and zones, as the camera's CameraAvStreamManagement and Zone Management would
     /// hold them: what AllocatePushTransport validates against.
-    private static func register(_ camera: CameraConfiguration, on server: PushAVStreamTransportServer) async throws {
+    private static func register(_ camera: CameraConfiguration, on server: PushAVStreamTransportServer, logger: Logger) async throws {
         do {
             try await server.setAllocatedVideoStream(AllocatedVideoStream(
                 videoStreamID: camera.videoStreamID, codec: .h264, keyFrameInterval: UInt16(camera.keyFrameInterval), streamUsage: .recording,
@@ -122,7 +127,11 @@ public final class SidecarEngine: SidecarControl, Service {
                 try await server.setAllocatedAudioStream(AllocatedAudioStream(
                     audioStreamID: audio, codec: .aacLC, streamUsage: .recording, bitRate: 128_000))
             }
-            for zone in camera.zones { try await server.setZone(zone) }
+            // serve.yaml's zones are the manufacturer zones; zones controllers created persist beside them.
+            for replaced in try await server.setManufacturerZones(camera.zones) {
+                logger.warning("a user zone gives way to the configured zone with its ID", metadata: [
+                    "camera": "\(camera.id)", "zone": "\(replaced.id)", "name": "\(replaced.name)"])
+            }
         } catch {
             throw ServeError("cannot register the streams of camera \(camera.id): \(error)")
         }

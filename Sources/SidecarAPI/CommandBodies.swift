@@ -40,6 +40,17 @@ public struct SetTransportStatusRequest: Codable, Sendable, Hashable {
         self.connectionID = connectionID
         self.transportStatus = transportStatus
     }
+
+    private enum CodingKeys: String, CodingKey { case connectionID, transportStatus }
+
+    /// `connectionID` absent reads as null (every connection of the fabric). The cluster makes the field mandatory
+    /// and nullable, but the Google Home SDK's `setTransportStatus(transportStatus:)` leaves the optional argument
+    /// out to mean "all", and refusing that would lock such a controller out.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        connectionID = try container.decodeIfPresent(Nullable<UInt16>.self, forKey: .connectionID) ?? .null
+        transportStatus = try container.decode(TransportStatusEnum.self, forKey: .transportStatus)
+    }
 }
 
 /// ManuallyTriggerTransport. `userDefined` travels as base64 (at most 256 bytes decoded).
@@ -74,11 +85,62 @@ public struct FindTransportResponse: Codable, Sendable, Hashable {
     }
 }
 
+/// UpdateMotionZoneOptions (provisional, TC-PAVST-2.15). A field left out keeps its value; `motionZones` null or
+/// empty means motion anywhere.
+public struct UpdateMotionZoneOptionsRequest: Codable, Sendable, Hashable {
+    public var connectionID: UInt16
+    public var motionZones: Nullable<[TransportZoneOptionsStruct]>?
+    public var motionSensitivity: Nullable<UInt8>?
+
+    public init(connectionID: UInt16, motionZones: Nullable<[TransportZoneOptionsStruct]>? = nil,
+                motionSensitivity: Nullable<UInt8>? = nil) {
+        self.connectionID = connectionID
+        self.motionZones = motionZones
+        self.motionSensitivity = motionSensitivity
+    }
+
+    private enum CodingKeys: String, CodingKey { case connectionID, motionZones, motionSensitivity }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        connectionID = try container.decode(UInt16.self, forKey: .connectionID)
+        motionZones = try container.decodeOptionalNullable([TransportZoneOptionsStruct].self, forKey: .motionZones)
+        motionSensitivity = try container.decodeOptionalNullable(UInt8.self, forKey: .motionSensitivity)
+    }
+}
+
 /// DeallocatePushTransport.
 public struct DeallocatePushTransportRequest: Codable, Sendable, Hashable {
     public var connectionID: UInt16
 
     public init(connectionID: UInt16) { self.connectionID = connectionID }
+}
+
+/// Zone Management CreateTwoDCartesianZone.
+public struct CreateTwoDCartesianZoneRequest: Codable, Sendable, Hashable {
+    public var zone: TwoDCartesianZoneStruct
+    public init(zone: TwoDCartesianZoneStruct) { self.zone = zone }
+}
+
+public struct CreateTwoDCartesianZoneResponse: Codable, Sendable, Hashable {
+    public var zoneID: UInt16
+    public init(zoneID: UInt16) { self.zoneID = zoneID }
+}
+
+/// Zone Management UpdateTwoDCartesianZone.
+public struct UpdateTwoDCartesianZoneRequest: Codable, Sendable, Hashable {
+    public var zoneID: UInt16
+    public var zone: TwoDCartesianZoneStruct
+    public init(zoneID: UInt16, zone: TwoDCartesianZoneStruct) {
+        self.zoneID = zoneID
+        self.zone = zone
+    }
+}
+
+/// Zone Management RemoveZone.
+public struct RemoveZoneRequest: Codable, Sendable, Hashable {
+    public var zoneID: UInt16
+    public init(zoneID: UInt16) { self.zoneID = zoneID }
 }
 
 /// The answer of a command whose response is a plain status: `{}`.

@@ -46,7 +46,7 @@ public enum SidecarRouter {
     /// The six commands, by the name their route uses.
     public static let commandNames = [
         "allocatePushTransport", "modifyPushTransport", "setTransportStatus", "manuallyTriggerTransport",
-        "findTransport", "deallocatePushTransport",
+        "findTransport", "deallocatePushTransport", "updateMotionZoneOptions",
     ]
 }
 
@@ -133,6 +133,7 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
             },
         ]
         routes += commandRoutes
+        routes += zoneManagementRoutes
         routes += attributeRoutes
         routes += tlsRoutes
         return routes
@@ -181,6 +182,15 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
                 }
                 return try JSONResponse.make(FindTransportResponse(transportConfigurations: found))
             },
+            command("updateMotionZoneOptions") { transport, request, fabric in
+                let body = try await RequestReading.json(UpdateMotionZoneOptionsRequest.self, from: request)
+                try await refusal {
+                    try await transport.updateMotionZoneOptions(
+                        connectionID: body.connectionID, motionZones: body.motionZones,
+                        motionSensitivity: body.motionSensitivity, fabric: fabric)
+                }
+                return try JSONResponse.make(EmptyResponse())
+            },
             command("deallocatePushTransport") { transport, request, fabric in
                 let body = try await RequestReading.json(DeallocatePushTransportRequest.self, from: request)
                 try await refusal {
@@ -203,6 +213,43 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
         }
     }
 
+    // MARK: - Zone Management
+
+    /// The camera's Zone Management cluster: the zones AllocatePushTransport's `motionZones` name and the detector
+    /// locates motion in. Not fabric-scoped (zones belong to the camera).
+    private var zoneManagementRoutes: [Route] {
+        [
+            Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/zoneManagement/attributes")) { _, context in
+                let (_, transport) = try transport(context)
+                return try JSONResponse.make(await transport.zoneManagementAttributes)
+            },
+            zoneCommand("createTwoDCartesianZone") { transport, request in
+                let body = try await RequestReading.json(CreateTwoDCartesianZoneRequest.self, from: request)
+                let zoneID = try await refusal { try await transport.createTwoDCartesianZone(body.zone) }
+                return try JSONResponse.make(CreateTwoDCartesianZoneResponse(zoneID: zoneID))
+            },
+            zoneCommand("updateTwoDCartesianZone") { transport, request in
+                let body = try await RequestReading.json(UpdateTwoDCartesianZoneRequest.self, from: request)
+                try await refusal { try await transport.updateTwoDCartesianZone(zoneID: body.zoneID, zone: body.zone) }
+                return try JSONResponse.make(EmptyResponse())
+            },
+            zoneCommand("removeZone") { transport, request in
+                let body = try await RequestReading.json(RemoveZoneRequest.self, from: request)
+                try await refusal { try await transport.removeZone(zoneID: body.zoneID) }
+                return try JSONResponse.make(EmptyResponse())
+            },
+        ]
+    }
+
+    private func zoneCommand(
+        _ name: String, _ run: @escaping @Sendable (PushAVStreamTransportServer, Request) async throws -> Response
+    ) -> Route {
+        Route(signature: .init(method: .post, path: "/v1/cameras/{camera}/zoneManagement/commands/\(name)")) { request, context in
+            let (_, transport) = try transport(context)
+            return try await run(transport, request)
+        }
+    }
+
     // MARK: - Attributes
 
     private var attributeRoutes: [Route] {
@@ -215,6 +262,11 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
             Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/attributes/supportedFormats")) { _, context in
                 let (_, transport) = try transport(context)
                 return try JSONResponse.make(AttributeValue(value: transport.supportedFormats))
+            },
+            // FeatureMap: bit 0 PERZONESENS (serve.yaml `perZoneSensitivity`), bit 1 METADATA (never set here).
+            Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/attributes/featureMap")) { _, context in
+                let (_, transport) = try transport(context)
+                return try JSONResponse.make(AttributeValue(value: transport.capabilities.features.rawValue))
             },
         ]
         typealias Field = (
@@ -274,6 +326,10 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
                 try await refusal { try await control.removeTLSEndpoint(endpointID, fabric: fabric) }
                 return Response(status: .noContent)
             },
+            Route(signature: .init(method: .get, path: "/v1/tls/attributes")) { request, _ in
+                let fabric = try RequestReading.fabric(of: request)
+                return try JSONResponse.make(try await refusal { try await control.tlsCertificateAttributes(fabric: fabric) })
+            },
         ] + tlsCommandRoutes
     }
 
@@ -290,13 +346,38 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
                 try await refusal { try await control.removeRootCertificate(body.caid, fabric: fabric) }
                 return try JSONResponse.make(EmptyResponse())
             },
-            tlsCommand("tlsClientCSR") { request, fabric in
-                let body = try await RequestReading.json(TLSClientCSRRequest.self, from: request)
-                return try JSONResponse.make(try await refusal { try await control.tlsClientCSR(body, fabric: fabric) })
+            tlsCommand("findRootCertificate") { request, fabric in
+                let body = try await RequestReading.json(FindRootCertificateRequest.self, from: request)
+                let found = try await refusal { try await control.findRootCertificates(body.caid, fabric: fabric) }
+                return try JSONResponse.make(FindRootCertificateResponse(certificateDetails: found))
+            },
+            tlsCommand("lookupRootCertificate") { request, fabric in
+                let body = try await RequestReading.json(LookupCertificateRequest.self, from: request)
+                let caid = try await refusal { try await control.lookupRootCertificate(fingerprint: body.fingerprint, fabric: fabric) }
+                return try JSONResponse.make(LookupRootCertificateResponse(caid: caid))
+            },
+            tlsCommand("clientCSR") { request, fabric in
+                let body = try await RequestReading.json(ClientCSRRequest.self, from: request)
+                return try JSONResponse.make(try await refusal { try await control.clientCSR(body, fabric: fabric) })
             },
             tlsCommand("provisionClientCertificate") { request, fabric in
                 let body = try await RequestReading.json(ProvisionClientCertificateRequest.self, from: request)
                 try await refusal { try await control.provisionClientCertificate(body, fabric: fabric) }
+                return try JSONResponse.make(EmptyResponse())
+            },
+            tlsCommand("findClientCertificate") { request, fabric in
+                let body = try await RequestReading.json(FindClientCertificateRequest.self, from: request)
+                let found = try await refusal { try await control.findClientCertificates(body.ccdid, fabric: fabric) }
+                return try JSONResponse.make(FindClientCertificateResponse(certificateDetails: found))
+            },
+            tlsCommand("lookupClientCertificate") { request, fabric in
+                let body = try await RequestReading.json(LookupCertificateRequest.self, from: request)
+                let ccdid = try await refusal { try await control.lookupClientCertificate(fingerprint: body.fingerprint, fabric: fabric) }
+                return try JSONResponse.make(LookupClientCertificateResponse(ccdid: ccdid))
+            },
+            tlsCommand("removeClientCertificate") { request, fabric in
+                let body = try await RequestReading.json(RemoveClientCertificateRequest.self, from: request)
+                try await refusal { try await control.removeClientCertificate(body.ccdid, fabric: fabric) }
                 return try JSONResponse.make(EmptyResponse())
             },
             tlsCommand("provisionEndpoint") { request, fabric in

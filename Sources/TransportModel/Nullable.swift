@@ -42,7 +42,7 @@ extension Nullable: Encodable where Wrapped: Encodable {
 
 extension KeyedDecodingContainer {
     /// Absent → `nil`, null → `.null`, otherwise `.value`: the distinction `decodeIfPresent` erases.
-    func decodeOptionalNullable<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> Nullable<T>? {
+    public func decodeOptionalNullable<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> Nullable<T>? {
         guard contains(key) else { return nil }
         return try decodeNil(forKey: key) ? .null : .value(decode(T.self, forKey: key))
     }

@@ -251,9 +251,12 @@ public actor PushAVStreamTransportServer {
     }
 
     /// UpdateMotionZoneOptions (provisional, after 1.5.1; TC-PAVST-2.15): replaces a Motion transport's zones and,
-    /// without PERZONESENS, its sensitivity, leaving a running recording alone. Its wire ID is not yet known.
+    /// without PERZONESENS, its sensitivity. `motionZones` nil (the field left out, as step 12 of the test sends
+    /// only a sensitivity) keeps the stored zones. Its wire ID is not yet known. The model cuts nothing; the change
+    /// goes out as `.modified`, and `pushav serve` re-attaches the connection with its new filter (which ends a
+    /// running recording, as a Modify does).
     public func updateMotionZoneOptions(
-        connectionID: UInt16, motionZones: Nullable<[TransportZoneOptionsStruct]>,
+        connectionID: UInt16, motionZones: Nullable<[TransportZoneOptionsStruct]>?,
         motionSensitivity: Nullable<UInt8>? = nil, fabric: FabricIndex
     ) throws(TransportCommandError) {
         removeExpiredConnectionsRetryingLater()
@@ -262,7 +265,7 @@ public actor PushAVStreamTransportServer {
         guard trigger.triggerType == .motion else {
             throw .cluster(.invalidTriggerType, "connectionID: transport \(connectionID) is not motion-triggered")
         }
-        trigger.motionZones = motionZones
+        if let motionZones { trigger.motionZones = motionZones }
         if capabilities.features.contains(.perZoneSensitivity) {
             if motionSensitivity != nil {
                 throw .im(.invalidCommand, "motionSensitivity: not allowed with per-zone sensitivity")
@@ -271,7 +274,7 @@ public actor PushAVStreamTransportServer {
             trigger.motionSensitivity = motionSensitivity
         }
         try trigger.validateShape(features: capabilities.features)
-        if let zones = motionZones.value {
+        if let zones = motionZones?.value {
             try AllocationChecks(capabilities: capabilities, registries: registries, otherConnections: [])
                 .checkZones(zones)
         }
@@ -441,12 +444,80 @@ public actor PushAVStreamTransportServer {
         try updateRegistries { $0.tlsEndpoints[TLSEndpointKey(fabricIndex: fabricIndex, endpointID: endpointID)] = nil }
     }
 
-    public func setZone(_ zone: MotionZone) throws(TransportCommandError) {
-        try updateRegistries { $0.zones[zone.id] = zone }
+    /// The camera's configured zones (`serve.yaml`): they replace every manufacturer zone stored before (one the
+    /// configuration no longer lists goes), and a user zone with the same ID gives way to the configured one.
+    @discardableResult
+    public func setManufacturerZones(_ zones: [MotionZone]) throws(TransportCommandError) -> [MotionZone] {
+        let replaced = registries.zones.values.filter { zone in zone.source == .user && zones.contains { $0.id == zone.id } }
+        try updateRegistries { registries in
+            registries.zones = registries.zones.filter { $0.value.source == .user }
+            for var zone in zones {
+                zone.source = .manufacturer
+                registries.zones[zone.id] = zone
+            }
+        }
+        return replaced
     }
 
-    public func removeZone(_ zoneID: UInt16) throws(TransportCommandError) {
+    // MARK: - Zone Management
+
+    /// The Zone Management attributes: the zones (manufacturer and user), MaxZones (what a transport may name, and
+    /// how many zones the camera holds), MaxUserDefinedZones.
+    public var zoneManagementAttributes: ZoneManagementAttributes {
+        ZoneManagementAttributes(
+            featureMap: ZoneManagement.featureMap, maxZones: capabilities.maxZones, maxUserDefinedZones: capabilities.maxZones,
+            sensitivityMax: 10, zones: registries.sortedZones.map(ZoneInformationStruct.init))
+    }
+
+    /// CreateTwoDCartesianZone: a user zone under the lowest free ZoneID. RESOURCE_EXHAUSTED when the camera holds
+    /// MaxZones zones; ALREADY_EXISTS when a zone with the same vertices exists.
+    public func createTwoDCartesianZone(_ zone: TwoDCartesianZoneStruct) throws(TransportCommandError) -> UInt16 {
+        try ZoneManagement.validate(zone)
+        let created = ZoneManagement.motionZone(0, zone)
+        guard registries.zones.count < Int(capabilities.maxZones) else {
+            throw .im(.resourceExhausted, "zone: the camera holds MaxZones (\(capabilities.maxZones)) zones")
+        }
+        if let same = registries.zones.values.first(where: { $0.polygon == created.polygon }) {
+            throw .im(.alreadyExists, "zone.vertices: zone \(same.id) has the same vertices")
+        }
+        guard let zoneID = (UInt16(1)...UInt16.max - 1).first(where: { registries.zones[$0] == nil }) else {
+            throw .im(.resourceExhausted, "zone: no free ZoneID")
+        }
+        try updateRegistries { $0.zones[zoneID] = ZoneManagement.motionZone(zoneID, zone) }
+        return zoneID
+    }
+
+    /// UpdateTwoDCartesianZone: NOT_FOUND for an unknown zone; a manufacturer zone (serve.yaml) is not the
+    /// controller's to change: CONSTRAINT_ERROR. Transports naming it follow the new shape at once.
+    public func updateTwoDCartesianZone(zoneID: UInt16, zone: TwoDCartesianZoneStruct) throws(TransportCommandError) {
+        try ZoneManagement.validate(zone)
+        try userZone(zoneID)
+        var updated = ZoneManagement.motionZone(zoneID, zone)
+        updated.sensitivity = registries.zones[zoneID]?.sensitivity
+        if let same = registries.zones.values.first(where: { $0.id != zoneID && $0.polygon == updated.polygon }) {
+            throw .im(.alreadyExists, "zone.vertices: zone \(same.id) has the same vertices")
+        }
+        try updateRegistries { $0.zones[zoneID] = updated }
+    }
+
+    /// RemoveZone: NOT_FOUND for an unknown zone, CONSTRAINT_ERROR for a manufacturer zone, INVALID_IN_STATE while
+    /// a transport's `motionZones` names it (removing it would silently widen that transport to other motion).
+    public func removeZone(zoneID: UInt16) throws(TransportCommandError) {
+        try userZone(zoneID)
+        let naming = connections.values.filter { connection in
+            connection.transportOptions.triggerOptions.motionZones?.value?.contains { $0.zone.value == zoneID } ?? false
+        }.map(\.connectionID).sorted()
+        guard naming.isEmpty else {
+            throw .im(.invalidInState, "zoneID: zone \(zoneID) is named by the motionZones of transport \(naming.map(String.init).joined(separator: ", "))")
+        }
         try updateRegistries { $0.zones[zoneID] = nil }
+    }
+
+    private func userZone(_ zoneID: UInt16) throws(TransportCommandError) {
+        guard let zone = registries.zones[zoneID] else { throw .im(.notFound, "zoneID: no zone \(zoneID)") }
+        guard zone.source == .user else {
+            throw .im(.constraintError, "zoneID: zone \(zoneID) is the camera's own (serve.yaml), not a user zone")
+        }
     }
 
     public func setAllocatedVideoStream(_ stream: AllocatedVideoStream) throws(TransportCommandError) {

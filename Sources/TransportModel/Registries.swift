@@ -129,6 +129,11 @@ public struct TransportRegistries: Sendable, Hashable {
     }
 }
 
+extension TransportRegistries {
+    /// The zones by ID: the order the detector and the Zones attribute list them in.
+    public var sortedZones: [MotionZone] { zones.values.sorted { $0.id < $1.id } }
+}
+
 /// The cluster's FeatureMap.
 public struct PushAVStreamTransportFeatures: OptionSet, Sendable, Hashable {
     public let rawValue: UInt32

@@ -183,8 +183,9 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
             }
             for zone in registries.zones.values {
                 try db.execute(
-                    sql: "INSERT INTO zone (zoneID, name, vertices, sensitivity) VALUES (?, ?, ?, ?)",
-                    arguments: [Int(zone.id), zone.name, try encoder.encode(zone.polygon), zone.sensitivity])
+                    sql: "INSERT INTO zone (zoneID, name, vertices, sensitivity, source, color) VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [Int(zone.id), zone.name, try encoder.encode(zone.polygon), zone.sensitivity,
+                                Int(zone.source.rawValue), zone.color])
             }
             for stream in registries.videoStreams.values {
                 try db.execute(
@@ -350,9 +351,12 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
             let zoneID: Int = row["zoneID"]
             let verticesJSON: Data = row["vertices"]
             do {
+                let source: Int = row["source"]
                 return MotionZone(
                     id: UInt16(truncatingIfNeeded: zoneID), name: row["name"],
-                    polygon: try decoder.decode([ZonePoint].self, from: verticesJSON), sensitivity: row["sensitivity"])
+                    polygon: try decoder.decode([ZonePoint].self, from: verticesJSON), sensitivity: row["sensitivity"],
+                    source: MotionZone.ZoneSource(rawValue: UInt8(truncatingIfNeeded: source)) ?? .manufacturer,
+                    color: row["color"])
             } catch {
                 throw TransportStoreError.undecodableRow(table: "zone", key: "\(zoneID)", reason: "\(error)")
             }
@@ -482,6 +486,14 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
                 t.column("sessionNumber", .integer).notNull()
                 t.column("containerType", .integer).notNull()
                 t.column("fabricIndex", .integer).notNull()
+            }
+        }
+        // Zone Management over the API: who made each zone (serve.yaml = manufacturer, a controller = user) and its
+        // colour. Zones stored before were all serve.yaml's.
+        migrator.registerMigration("v5: zone source and color") { db in
+            try db.alter(table: "zone") { t in
+                t.add(column: "source", .integer).notNull().defaults(to: 0)
+                t.add(column: "color", .text)
             }
         }
         return migrator

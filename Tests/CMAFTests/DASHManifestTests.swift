@@ -93,3 +93,21 @@ import Testing
                 && xml.contains(#"duration="61440"/>"#) && xml.contains(#"duration="192000"/>"#), "\(xml)")
     }
 }
+
+/// The MPD's AudioChannelConfiguration comes from the decoder configuration, not the sample entry's channelcount
+/// (FFmpeg's mov muxer writes 2 there for mono AAC; every header here says 2).
+@Suite struct DASHAudioChannelTests {
+    @Test(arguments: [
+        (ConfigBox.esds(audioSpecificConfig: [0x11, 0x88]), "mp4a", 1),  // AAC-LC 48 kHz, channelConfiguration 1
+        (ConfigBox.esds(audioSpecificConfig: [0x11, 0x90]), "mp4a", 2),
+        (ConfigBox.esds(audioSpecificConfig: [0x11, 0xB8]), "mp4a", 8),  // 7 = 7.1
+        (ConfigBox.esds(audioSpecificConfig: [0x11, 0x80]), "mp4a", 2),  // 0: a PCE decides; the entry's count stands
+        (ConfigBox.dOps(channels: 1), "Opus", 1),
+    ])
+    func channelsFromTheDecoderConfiguration(configBox: [UInt8], entry: String, channels: Int) throws {
+        let header = try headerWith(entry: entry, configBox: configBox, handler: "soun")
+        #expect(header.sampleEntry?.channelCount == 2)
+        let track = try DASHManifest.Track(name: "audio", header: header)
+        #expect(track.channels == channels)
+    }
+}

@@ -21,14 +21,15 @@ extension ServeEndToEndTests {
                                                          JSON.text(["certificate": caDER]))["caid"] as? Int)
 
             let nonce = Data((0..<32).map { _ in UInt8.random(in: 0...255) })
-            let answer = try await serve.json(.POST, "/v1/tls/commands/tlsClientCSR",
+            let answer = try await serve.json(.POST, "/v1/tls/commands/clientCSR",
                                               JSON.text(["nonce": nonce.base64EncodedString()]))
             let ccdid = try #require(answer["ccdid"] as? Int)
             let csr = try #require((answer["csr"] as? String).flatMap { Data(base64Encoded: $0) })
-            let signature = try #require((answer["nonce"] as? String).flatMap { Data(base64Encoded: $0) })
+            let signature = try #require((answer["nonceSignature"] as? String).flatMap { Data(base64Encoded: $0) })
             #expect(!JSON.text(answer).contains("PRIVATE KEY") && answer.count == 3, "\(answer.keys)")
 
-            // The CA signs the CSR (after checking its self-signature); the nonce signature is the CSR key's.
+            // The CA signs the CSR (after checking its self-signature); the nonce signature is the CSR key's, over the
+            // nonce bytes exactly as sent (the released cluster; the certification helper verifies just that).
             let work = ingest.directory.appendingPathComponent("csr")
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
             try csr.write(to: work.appendingPathComponent("camera.csr.der"))
@@ -42,11 +43,10 @@ extension ServeEndToEndTests {
                 openssl req -inform DER -in camera.csr.der -pubkey -noout
                 """)
             let key = try P256.Signing.PublicKey(pemRepresentation: publicKeyPEM)
-            let signed = Self.tlvStructure(csr: Array(csr), nonce: Array(nonce))
-            #expect(key.isValidSignature(try P256.Signing.ECDSASignature(rawRepresentation: signature), for: signed))
+            #expect(key.isValidSignature(try P256.Signing.ECDSASignature(rawRepresentation: signature), for: nonce))
             let certificate = try Data(contentsOf: work.appendingPathComponent("camera.der"))
             _ = try await serve.json(.POST, "/v1/tls/commands/provisionClientCertificate", JSON.text([
-                "ccdid": ccdid, "clientCertificateDetails": ["clientCertificate": certificate.base64EncodedString()],
+                "ccdid": ccdid, "clientCertificate": certificate.base64EncodedString(), "intermediateCertificates": [String](),
             ]))
             let endpointID = try #require(try await serve.json(.POST, "/v1/tls/commands/provisionEndpoint", JSON.text([
                 "hostname": "localhost", "port": server.port, "caid": caid, "ccdid": ccdid,
@@ -67,15 +67,5 @@ extension ServeEndToEndTests {
         }
         try await serve.shutdown()
         await server.stop()
-    }
-
-    /// Matter TLV `{1: csr, 2: nonce}` written out here, independently of the service's encoder: anonymous structure,
-    /// context-tagged octet strings with a 1- or 2-byte little-endian length, end of container.
-    static func tlvStructure(csr: [UInt8], nonce: [UInt8]) -> [UInt8] {
-        func field(_ tag: UInt8, _ value: [UInt8]) -> [UInt8] {
-            value.count < 256 ? [0x30, tag, UInt8(value.count)] + value
-                : [0x31, tag, UInt8(value.count & 0xFF), UInt8(value.count >> 8)] + value
-        }
-        return [0x15] + field(1, csr) + field(2, nonce) + [0x18]
     }
 }

@@ -230,6 +230,23 @@ private func warmedUp(_ detector: inout MotionDetector, _ scene: inout Synthetic
         #expect(resultsB.contains { $0.zones[2]!.lowestSensitivity != nil }, "B saw it at a higher sensitivity than its own")
     }
 
+    /// Zone Management changes zones while the camera records: the detector rasterises the new ones and keeps its
+    /// background, so motion in a zone made mid-stream is located there from the next picture, with no warm-up.
+    @Test func replacedZonesApplyFromTheNextPicture() {
+        var scene = SyntheticScene(seed: 41)
+        var motion = detector(sensitivity: 5, zones: [zoneB])
+        warmedUp(&motion, &scene)
+        scene.objects = [SceneObject(x: 10, y: 30, width: 10, height: 14, level: 230)]
+        let before = simulate(&motion, scene: &scene, from: 2, seconds: 1) { time, scene in scene.objects[0].x = 10 + 10 * (time - 2) }
+        #expect(before.allSatisfy { $0.movedZones.isEmpty && $0.zones[1] == nil })
+        #expect(before.contains { $0.movedOutsideZones })
+        motion.replaceZones([zoneA, zoneB])
+        #expect(motion.zonePixelCounts[1] != nil && motion.configuration.zones.map(\.id) == [1, 2])
+        let after = simulate(&motion, scene: &scene, from: 3, seconds: 1) { time, scene in scene.objects[0].x = 20 + 10 * (time - 3) }
+        #expect(after.first?.movedZones == [1], "the first picture after the change is located in the new zone")
+        #expect(after.allSatisfy { $0.movedZones == [1] && !$0.movedOutsideZones })
+    }
+
     @Test func zonesScaleFromSourceCoordinates() {
         // A 640×1080 rectangle is a third of a 1920×1080 frame: the pixel centres of 53 of 160 columns fall inside.
         let triangle = MotionZone(id: 9, polygon: [.init(x: 0, y: 0), .init(x: 1920, y: 0), .init(x: 0, y: 1080)])

@@ -46,9 +46,6 @@ let badRequests: [BadRequest] = [
         body: Bodies.allocate(Bodies.motionOptions().replacingOccurrences(of: #""ingestMethod":0,"#, with: "")),
         httpStatus: 400, mentions: "transportOptions.ingestMethod: required field is missing"),
     BadRequest(
-        name: "missing nullable connectionID", path: "/v1/cameras/cam1/commands/setTransportStatus",
-        body: #"{"transportStatus":0}"#, httpStatus: 400, mentions: "connectionID: required field is missing"),
-    BadRequest(
         name: "bad base64", path: "/v1/cameras/cam1/commands/manuallyTriggerTransport",
         body: #"{"connectionID":1,"activationReason":0,"userDefined":"***"}"#, httpStatus: 400, mentions: "userDefined: "),
     BadRequest(
@@ -60,8 +57,8 @@ let badRequests: [BadRequest] = [
                httpStatus: 404, status: "NOT_FOUND", code: 0x8B, mentions: #"no camera "nope""#),
     BadRequest(name: "unknown camera, events", method: .get, path: "/v1/cameras/nope/events",
                httpStatus: 404, status: "NOT_FOUND", code: 0x8B, mentions: #"no camera "nope""#),
-    BadRequest(name: "unknown command", path: "/v1/cameras/cam1/commands/updateMotionZoneOptions", body: "{}",
-               httpStatus: 404, status: "UNSUPPORTED_COMMAND", code: 0x81, mentions: #"no command "updateMotionZoneOptions""#),
+    BadRequest(name: "unknown command", path: "/v1/cameras/cam1/commands/updateTransportZones", body: "{}",
+               httpStatus: 404, status: "UNSUPPORTED_COMMAND", code: 0x81, mentions: #"no command "updateTransportZones""#),
     BadRequest(name: "fabric 0", path: find, body: "{}", fabric: "0", httpStatus: 400, mentions: "X-Fabric-Index"),
     BadRequest(name: "fabric 255", path: find, body: "{}", fabric: "255", httpStatus: 400, mentions: "X-Fabric-Index"),
     BadRequest(name: "fabric not a number", path: find, body: "{}", fabric: "one", httpStatus: 400, mentions: #"got "one""#),

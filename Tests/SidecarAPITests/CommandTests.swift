@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HummingbirdTesting
 import Sidecar
 import SidecarAPI
@@ -81,6 +82,51 @@ func motionConfiguration(status: Int = 1, url: String = "https://ingest.example.
     }
 
     /// Fabric 2 sees nothing of fabric 1's connection: every command answers NOT_FOUND, reads come back empty.
+    /// SetTransportStatus without `connectionID` (the Google Home SDK's `setTransportStatus(transportStatus:)` leaves the
+    /// optional argument out) acts as null: every connection of the caller's fabric, and no other fabric's.
+    @Test(arguments: [#"{"transportStatus":0}"#, #"{"connectionID":null,"transportStatus":0}"#])
+    func setTransportStatusWithoutConnectionIDActsOnAll(body: String) async throws {
+        try await withAPI { _, client in
+            _ = try await client.addTLSEndpoint(fabric: 1)
+            _ = try await client.addTLSEndpoint(fabric: 2)
+            for fabric: FabricIndex in [1, 1, 2] { _ = try await allocate(client, Bodies.motionOptions(), fabric: fabric) }
+            let answer = try await client.command("setTransportStatus", body, fabric: 1)
+            #expect(answer.status == .ok && answer.text == "{}", "\(answer.text)")
+            for (fabric, active) in [(1, #""transportStatus":0"#), (2, #""transportStatus":1"#)] as [(FabricIndex, String)] {
+                let found = try await client.command("findTransport", "{}", fabric: fabric)
+                let statuses = found.text.components(separatedBy: #""transportStatus":"#).count - 1
+                #expect(statuses == (fabric == 1 ? 2 : 1) && found.text.components(separatedBy: active).count - 1 == statuses,
+                        "fabric \(fabric): \(found.text)")
+            }
+        }
+    }
+
+    /// UpdateMotionZoneOptions over HTTP: a field left out keeps its value, null clears the zones, and FeatureMap says
+    /// which rules apply (PERZONESENS off on this camera: no per-zone sensitivity, motionSensitivity allowed).
+    @Test func updateMotionZoneOptionsKeepsWhatIsLeftOut() async throws {
+        try await withAPI { _, client in
+            _ = try await client.addTLSEndpoint()
+            let id = try await allocate(client, Bodies.motionOptions())
+            #expect(try await client.call(.get, "/v1/cameras/cam1/attributes/featureMap").text == #"{"value":0}"#)
+            let steps: [(body: String, status: HTTPResponse.Status)] = [
+                (#"{"connectionID":\#(id),"motionSensitivity":7}"#, .ok),
+                (#"{"connectionID":\#(id),"motionSensitivity":11}"#, .badRequest),  // CONSTRAINT_ERROR
+                (#"{"connectionID":\#(id),"motionZones":[{"zone":2},{"zone":1}]}"#, .ok),
+                (#"{"connectionID":\#(id),"motionZones":[{"zone":2,"sensitivity":4}]}"#, .badRequest),  // INVALID_COMMAND
+                (#"{"connectionID":\#(id),"motionZones":[{"zone":99}]}"#, .unprocessableContent),  // InvalidZone
+                (#"{"connectionID":\#(id + 1),"motionSensitivity":3}"#, .notFound),
+            ]
+            for step in steps {
+                let answer = try await client.command("updateMotionZoneOptions", step.body)
+                #expect(answer.status == step.status, "\(step.body): \(answer.text)")
+            }
+            let found = try await client.command("findTransport", #"{"connectionID":\#(id)}"#).text
+            #expect(found.contains(#""motionZones":[{"zone":2},{"zone":1}]"#) && found.contains(#""motionSensitivity":7"#), "\(found)")
+            #expect(try await client.command("updateMotionZoneOptions", #"{"connectionID":\#(id),"motionZones":null}"#).status == .ok)
+            #expect(try await client.command("findTransport", #"{"connectionID":\#(id)}"#).text.contains(#""motionZones":null"#))
+        }
+    }
+
     @Test func fabricIsolation() async throws {
         try await withAPI { _, client in
             _ = try await client.addTLSEndpoint(fabric: 1)

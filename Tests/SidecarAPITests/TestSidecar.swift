@@ -134,7 +134,31 @@ final class TestSidecar: SidecarControl {
         throw .im(.unsupportedCommand, "not in the test double")
     }
 
-    func tlsClientCSR(_ request: TLSClientCSRRequest, fabric: FabricIndex) async throws(TransportCommandError) -> TLSClientCSRResponse {
+    func findRootCertificates(_ caid: UInt16?, fabric: FabricIndex) async throws(TransportCommandError) -> [RootCertificateDetails] {
+        throw .im(.unsupportedCommand, "not in the test double")
+    }
+
+    func lookupRootCertificate(fingerprint: Data, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16 {
+        throw .im(.unsupportedCommand, "not in the test double")
+    }
+
+    func clientCSR(_ request: ClientCSRRequest, fabric: FabricIndex) async throws(TransportCommandError) -> ClientCSRResponse {
+        throw .im(.unsupportedCommand, "not in the test double")
+    }
+
+    func findClientCertificates(_ ccdid: UInt16?, fabric: FabricIndex) async throws(TransportCommandError) -> [ClientCertificateDetails] {
+        throw .im(.unsupportedCommand, "not in the test double")
+    }
+
+    func lookupClientCertificate(fingerprint: Data, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16 {
+        throw .im(.unsupportedCommand, "not in the test double")
+    }
+
+    func removeClientCertificate(_ ccdid: UInt16, fabric: FabricIndex) async throws(TransportCommandError) {
+        throw .im(.unsupportedCommand, "not in the test double")
+    }
+
+    func tlsCertificateAttributes(fabric: FabricIndex) async throws(TransportCommandError) -> TLSCertificateAttributes {
         throw .im(.unsupportedCommand, "not in the test double")
     }
 

@@ -15,6 +15,7 @@ struct ServeConfigurationTests {
             videoStreamID: 1
             audioStreamID: 2
             analysisSource: rtsp://192.0.2.10/sub
+            perZoneSensitivity: true
             zones: [{id: 1, polygon: [[0,0],[640,0],[640,720],[0,720]], sensitivity: 5}]
         """
 
@@ -26,14 +27,14 @@ struct ServeConfigurationTests {
             id: "cam1", source: "rtsp://192.0.2.10/main", live: true, videoStreamID: 1, audioStreamID: 2,
             zones: [MotionZone(id: 1, polygon: [.init(x: 0, y: 0), .init(x: 640, y: 0), .init(x: 640, y: 720), .init(x: 0, y: 720)],
                                sensitivity: 5)],
-            analysisSource: "rtsp://192.0.2.10/sub")])
+            analysisSource: "rtsp://192.0.2.10/sub", perZoneSensitivity: true)])
     }
 
     @Test func defaultsForWhatIsLeftOut() throws {
         let configuration = try ServeConfiguration(yaml: "state: s\ncameras: [{id: a, source: f.mp4}]")
         #expect(configuration.listen.description == "127.0.0.1:8080" && configuration.spoolCapacityMiB == 1024)
         #expect(configuration.cameras[0].live && configuration.cameras[0].videoStreamID == 1 && configuration.cameras[0].audioStreamID == nil)
-        #expect(configuration.cameras[0].analysisSource == nil)
+        #expect(configuration.cameras[0].analysisSource == nil && !configuration.cameras[0].perZoneSensitivity)
     }
 
     /// (YAML, the error's full text)
@@ -46,13 +47,14 @@ struct ServeConfigurationTests {
         ("state: s\nlisten: 127.0.0.1:70000\ncameras: [{id: a, source: f}]", #"listen: expected host:port with a port 1…65535, got "127.0.0.1:70000""#),
         ("state: s\nspoolCapacityMiB: lots\ncameras: [{id: a, source: f}]", #"spoolCapacityMiB: expected an integer, got "lots""#),
         ("state: s\nspoolCapacityMiB: 0\ncameras: [{id: a, source: f}]", "spoolCapacityMiB: must be 1…1048576, got 0"),
-        ("state: s\ncameras: [{id: a, source: f, sauce: g}]", "cameras[0].sauce: unknown key (known here: analysis, analysisSource, audioStreamID, id, keyFrameInterval, live, source, videoStreamID, zones)"),
+        ("state: s\ncameras: [{id: a, source: f, sauce: g}]", "cameras[0].sauce: unknown key (known here: analysis, analysisSource, audioStreamID, id, keyFrameInterval, live, perZoneSensitivity, source, videoStreamID, zones)"),
         ("state: s\ncameras: [{id: a/b, source: f}]", #"cameras[0].id: use 1…64 of A–Z, a–z, 0–9, - and _ (it is part of API paths), got "a/b""#),
         ("state: s\ncameras: [{id: a, source: f}, {id: a, source: g}]", #"cameras[1].id: "a" is used by an earlier camera"#),
         ("state: s\ncameras: [{id: a}]", "cameras[0].source: required"),
         ("state: s\ncameras: [{id: a, source: f, live: maybe}]", #"cameras[0].live: expected true or false, got "maybe""#),
         ("state: s\ncameras: [{id: a, source: f, analysisSource: [a, b]}]", "cameras[0].analysisSource: expected a string"),
         ("state: s\ncameras: [{id: a, source: f, analysis: some}]", #"cameras[0].analysis: must be all or keyframes, got "some""#),
+        ("state: s\ncameras: [{id: a, source: f, perZoneSensitivity: yes-please}]", #"cameras[0].perZoneSensitivity: expected true or false, got "yes-please""#),
         ("state: s\ncameras: [{id: a, source: f, videoStreamID: 2, audioStreamID: 2}]", "cameras[0].audioStreamID: must differ from videoStreamID 2"),
         ("state: s\ncameras: [{id: a, source: f, zones: [{id: 1, polygon: [[0,0],[1,1]]}]}]", "cameras[0].zones[0].polygon: a polygon needs at least 3 points, got 2"),
         ("state: s\ncameras: [{id: a, source: f, zones: [{id: 1, polygon: [[0,0],[1,1],[2]]}]}]", "cameras[0].zones[0].polygon[2]: a point is [x, y] in video pixels, both ≥ 0"),

@@ -5,29 +5,6 @@ import Testing
 import TestSupport
 import TransportModel
 
-/// The Matter TLV the CSR answer signs: the shortest length form, as the controller re-encodes it to verify.
-@Suite struct MatterTLVTests {
-    @Test(arguments: [
-        (0, [0x30, 0x01, 0x00]),
-        (32, [0x30, 0x01, 0x20]),
-        (255, [0x30, 0x01, 0xFF]),
-        (256, [0x31, 0x01, 0x00, 0x01]),
-        (300, [0x31, 0x01, 0x2C, 0x01]),
-        (65_536, [0x32, 0x01, 0x00, 0x00, 0x01, 0x00]),
-    ])
-    func octetStringUsesTheShortestLength(length: Int, prefix: [UInt8]) {
-        let value = [UInt8](repeating: 0xAB, count: length)
-        let tagged = MatterTLV.octetString(tag: 1, value)
-        #expect(Array(tagged.prefix(prefix.count)) == prefix)
-        #expect(tagged.count == prefix.count + length)
-    }
-
-    @Test func csrNonceStructure() {
-        let encoded = MatterTLV.anonymousStructure(octetStrings: [(1, [0x01, 0x02]), (2, [0x03])])
-        #expect(encoded == [0x15, 0x30, 0x01, 0x02, 0x01, 0x02, 0x30, 0x02, 0x01, 0x03, 0x18])
-    }
-}
-
 /// The TC-PAVSTI provisioning flow on the engine, checked by the openssl CLI (an independent X.509 implementation)
 /// and swift-crypto: the CSR, the nonce signature, the certificate check, the refusals, and the key's file.
 @Suite struct TLSProvisioningTests {
@@ -75,21 +52,92 @@ import TransportModel
         let setup = try await Setup()
         defer { try? FileManager.default.removeItem(at: setup.directory) }
         let nonce = Data((0..<32).map { _ in UInt8.random(in: 0...255) })
-        let answer = try await setup.engine.tlsClientCSR(TLSClientCSRRequest(nonce: nonce), fabric: 1)
+        let answer = try await setup.engine.clientCSR(ClientCSRRequest(nonce: nonce), fabric: 1)
         try answer.csr.write(to: setup.file("answer.csr.der"))
         let text = try await setup.openssl("openssl req -inform DER -in answer.csr.der -verify -noout -text 2>&1")
         #expect(text.contains("verify OK") || text.contains("Certificate request self-signature verify OK"), "\(text)")
         #expect(text.contains("Public-Key: (256 bit)") && text.contains("prime256v1"), "\(text)")
         #expect(text.contains("Signature Algorithm: ecdsa-with-SHA256"), "\(text)")
 
-        // The nonce field: the CSR key's signature over TLV {1: csr, 2: nonce}, raw r‖s.
+        // nonceSignature: the CSR key's signature over the 32 nonce bytes exactly as received, raw r‖s — what the
+        // certification helper verifies (`verify(signature, data=nonce, ECDSA(SHA256))`). Checked by the openssl CLI
+        // (DER-wrapping r‖s) as well as swift-crypto.
         let publicKeyPEM = try await setup.openssl("openssl req -inform DER -in answer.csr.der -pubkey -noout")
         let publicKey = try P256.Signing.PublicKey(pemRepresentation: publicKeyPEM)
-        #expect(answer.nonce.count == 64)
-        let signature = try P256.Signing.ECDSASignature(rawRepresentation: answer.nonce)
-        let signed = MatterTLV.anonymousStructure(octetStrings: [(1, Array(answer.csr)), (2, Array(nonce))])
-        #expect(publicKey.isValidSignature(signature, for: signed))
-        #expect(!publicKey.isValidSignature(signature, for: MatterTLV.anonymousStructure(octetStrings: [(1, Array(answer.csr)), (2, [UInt8](repeating: 0, count: 32))])))
+        #expect(answer.nonceSignature.count == 64)
+        let signature = try P256.Signing.ECDSASignature(rawRepresentation: answer.nonceSignature)
+        #expect(publicKey.isValidSignature(signature, for: nonce))
+        #expect(!publicKey.isValidSignature(signature, for: Data(count: 32)))
+        try publicKeyPEM.write(to: setup.file("csr-key.pem"), atomically: true, encoding: .utf8)
+        try nonce.write(to: setup.file("nonce.bin"))
+        try signature.derRepresentation.write(to: setup.file("nonce.sig"))
+        let verified = try await setup.openssl(
+            "openssl dgst -sha256 -verify csr-key.pem -signature nonce.sig nonce.bin 2>&1")
+        #expect(verified.contains("Verified OK"), "\(verified)")
+    }
+
+    /// ClientCSR naming a CCDID gives it a new key pair: a new CSR, the old certificate cleared (it certifies the old
+    /// key), and a certificate of the new CSR accepted under the same CCDID.
+    @Test func clientCSRWithACCDIDRotatesItsKey() async throws {
+        let setup = try await Setup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        let engine = setup.engine
+        let first = try await engine.clientCSR(ClientCSRRequest(nonce: Data(count: 32)), fabric: 1)
+        try await engine.provisionClientCertificate(
+            ProvisionClientCertificateRequest(ccdid: first.ccdid, clientCertificate: try await setup.sign(first.csr, name: "old")),
+            fabric: 1)
+        #expect(try await engine.findClientCertificates(first.ccdid, fabric: 1).first?.clientCertificate != nil)
+
+        let rotated = try await engine.clientCSR(ClientCSRRequest(nonce: Data(count: 32), ccdid: first.ccdid), fabric: 1)
+        #expect(rotated.ccdid == first.ccdid && rotated.csr != first.csr)
+        #expect(try await engine.findClientCertificates(first.ccdid, fabric: 1).first?.clientCertificate == nil)
+        let old = try Data(contentsOf: setup.file("old.der"))
+        await #expect(throws: TransportCommandError.self) {
+            try await engine.provisionClientCertificate(ProvisionClientCertificateRequest(ccdid: first.ccdid, clientCertificate: old), fabric: 1)
+        }
+        try await engine.provisionClientCertificate(
+            ProvisionClientCertificateRequest(ccdid: first.ccdid, clientCertificate: try await setup.sign(rotated.csr, name: "new")),
+            fabric: 1)
+        #expect(try await engine.findClientCertificates(nil, fabric: 1).map(\.ccdid) == [first.ccdid])
+    }
+
+    /// Find, Lookup (SHA-256 of the DER), Remove and the attributes, per fabric, for root and client certificates.
+    @Test func findLookupRemoveAndAttributes() async throws {
+        let setup = try await Setup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        let engine = setup.engine
+        let caDER = try Data(contentsOf: setup.file("ca.der"))
+        let caid = try await engine.provisionRootCertificate(ProvisionRootCertificateRequest(certificate: caDER), fabric: 1)
+        let csr = try await engine.clientCSR(ClientCSRRequest(nonce: Data(count: 32)), fabric: 1)
+        let certificate = try await setup.sign(csr.csr)
+        try await engine.provisionClientCertificate(
+            ProvisionClientCertificateRequest(ccdid: csr.ccdid, clientCertificate: certificate, intermediateCertificates: [caDER]),
+            fabric: 1)
+
+        #expect(try await engine.findRootCertificates(nil, fabric: 1) == [RootCertificateDetails(caid: caid, certificate: caDER)])
+        #expect(try await engine.findRootCertificates(caid, fabric: 1).count == 1)
+        let found = try #require(try await engine.findClientCertificates(csr.ccdid, fabric: 1).first)
+        #expect(found.clientCertificate == certificate && found.intermediateCertificates == [caDER])
+        // The fingerprint is the SHA-256 of the DER, computed here by the openssl CLI.
+        let caFingerprint = try await setup.openssl("openssl dgst -sha256 -binary ca.der | base64 -w0")
+        let clientFingerprint = try await setup.openssl("openssl dgst -sha256 -binary client.der | base64 -w0")
+        let caPrint = try #require(Data(base64Encoded: caFingerprint.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let clientPrint = try #require(Data(base64Encoded: clientFingerprint.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(try await engine.lookupRootCertificate(fingerprint: caPrint, fabric: 1) == caid)
+        #expect(try await engine.lookupClientCertificate(fingerprint: clientPrint, fabric: 1) == csr.ccdid)
+
+        let attributes = try await engine.tlsCertificateAttributes(fabric: 1)
+        #expect(attributes.provisionedRootCertificates == [RootCertificateDetails(caid: caid, certificate: nil)])
+        #expect(attributes.provisionedClientCertificates.map(\.ccdid) == [csr.ccdid])
+        #expect(attributes.maxRootCertificates >= 5 && attributes.maxClientCertificates >= 2)
+        // Fabric 2 sees none of fabric 1's.
+        let other = try await engine.tlsCertificateAttributes(fabric: 2)
+        #expect(other.provisionedRootCertificates.isEmpty && other.provisionedClientCertificates.isEmpty)
+
+        try await engine.removeClientCertificate(csr.ccdid, fabric: 1)
+        #expect(try await engine.tlsCertificateAttributes(fabric: 1).provisionedClientCertificates.isEmpty)
+        // Rotation of a root certificate keeps its CAID.
+        #expect(try await engine.provisionRootCertificate(ProvisionRootCertificateRequest(certificate: caDER, caid: caid), fabric: 1) == caid)
     }
 
     @Test func fullFlowMakesAnEndpointAndKeepsTheKeyOwnerOnly() async throws {
@@ -97,10 +145,10 @@ import TransportModel
         defer { try? FileManager.default.removeItem(at: setup.directory) }
         let caid = try await setup.engine.provisionRootCertificate(
             ProvisionRootCertificateRequest(certificate: try Data(contentsOf: setup.file("ca.der"))), fabric: 1)
-        let answer = try await setup.engine.tlsClientCSR(TLSClientCSRRequest(nonce: Data(count: 32)), fabric: 1)
+        let answer = try await setup.engine.clientCSR(ClientCSRRequest(nonce: Data(count: 32)), fabric: 1)
         let certificate = try await setup.sign(answer.csr)
         try await setup.engine.provisionClientCertificate(
-            ProvisionClientCertificateRequest(ccdid: answer.ccdid, clientCertificateDetails: .init(clientCertificate: certificate)),
+            ProvisionClientCertificateRequest(ccdid: answer.ccdid, clientCertificate: certificate),
             fabric: 1)
         let endpointID = try await setup.engine.provisionEndpoint(
             ProvisionEndpointRequest(hostname: "localhost", port: 8443, caid: caid, ccdid: answer.ccdid), fabric: 1)
@@ -132,19 +180,29 @@ import TransportModel
                 return "not a command error: \(error)"
             }
         }
-        #expect(await status { _ = try await engine.tlsClientCSR(TLSClientCSRRequest(nonce: Data(count: 31)), fabric: 1) }
+        #expect(await status { _ = try await engine.clientCSR(ClientCSRRequest(nonce: Data(count: 31)), fabric: 1) }
             == "\(TransportStatus.interactionModel(.constraintError))")
         #expect(await status { _ = try await engine.provisionRootCertificate(ProvisionRootCertificateRequest(certificate: Data([1, 2, 3])), fabric: 1) }
             == "\(TransportStatus.interactionModel(.constraintError))")
         #expect(await status { try await engine.removeRootCertificate(7, fabric: 1) } == "\(TransportStatus.interactionModel(.notFound))")
         #expect(await status {
-            try await engine.provisionClientCertificate(.init(ccdid: 9, clientCertificateDetails: .init(clientCertificate: Data([1]))), fabric: 1)
+            try await engine.provisionClientCertificate(.init(ccdid: 9, clientCertificate: Data([1])), fabric: 1)
         } == "\(TransportStatus.interactionModel(.notFound))")
 
+        let notFound = "\(TransportStatus.interactionModel(.notFound))"
+        let caDER = try Data(contentsOf: setup.file("ca.der"))
+        #expect(await status { _ = try await engine.provisionRootCertificate(.init(certificate: caDER, caid: 4), fabric: 1) } == notFound)
+        #expect(await status { _ = try await engine.findRootCertificates(nil, fabric: 1) } == notFound)
+        #expect(await status { _ = try await engine.findClientCertificates(3, fabric: 1) } == notFound)
+        #expect(await status { _ = try await engine.clientCSR(ClientCSRRequest(nonce: Data(count: 32), ccdid: 5), fabric: 1) } == notFound)
+        #expect(await status { try await engine.removeClientCertificate(5, fabric: 1) } == notFound)
+        #expect(await status { _ = try await engine.lookupRootCertificate(fingerprint: Data(count: 32), fabric: 1) } == notFound)
+        #expect(await status { _ = try await engine.lookupClientCertificate(fingerprint: Data(count: 20), fabric: 1) }
+            == "\(TransportStatus.interactionModel(.constraintError))")
         let caid = try await engine.provisionRootCertificate(
             ProvisionRootCertificateRequest(certificate: try Data(contentsOf: setup.file("ca.der"))), fabric: 1)
-        let first = try await engine.tlsClientCSR(TLSClientCSRRequest(nonce: Data(count: 32)), fabric: 1)
-        let second = try await engine.tlsClientCSR(TLSClientCSRRequest(nonce: Data(count: 32)), fabric: 1)
+        let first = try await engine.clientCSR(ClientCSRRequest(nonce: Data(count: 32)), fabric: 1)
+        let second = try await engine.clientCSR(ClientCSRRequest(nonce: Data(count: 32)), fabric: 1)
         #expect(first.ccdid != second.ccdid)
         // No certificate yet: the endpoint cannot be made.
         #expect(await status { _ = try await engine.provisionEndpoint(.init(hostname: "h", port: 1, caid: caid, ccdid: first.ccdid), fabric: 1) }
@@ -152,12 +210,29 @@ import TransportModel
         // A certificate of the other key pair's CSR does not certify this CCDID's key.
         let forSecond = try await setup.sign(second.csr, name: "second")
         #expect(await status {
-            try await engine.provisionClientCertificate(.init(ccdid: first.ccdid, clientCertificateDetails: .init(clientCertificate: forSecond)), fabric: 1)
+            try await engine.provisionClientCertificate(.init(ccdid: first.ccdid, clientCertificate: forSecond), fabric: 1)
         } == "\(TransportStatus.interactionModel(.dynamicConstraintError))")
         // Another fabric cannot use this fabric's CAID or CCDID.
         #expect(await status { _ = try await engine.provisionEndpoint(.init(hostname: "h", port: 1, caid: caid, ccdid: second.ccdid), fabric: 2) }
             == "\(TransportStatus.interactionModel(.notFound))")
         #expect(await status { _ = try await engine.provisionEndpoint(.init(hostname: "h", port: 1, caid: caid, ccdid: nil), fabric: 1) }
             == "\(TransportStatus.interactionModel(.constraintError))")
+    }
+}
+
+/// ProvisionClientCertificate's body: the released flat form and the earlier draft's nested one read the same.
+@Suite struct ProvisionClientCertificateBodyTests {
+    @Test(arguments: [
+        #"{"ccdid": 3, "clientCertificate": "AQI=", "intermediateCertificates": ["Aw=="]}"#,
+        #"{"ccdid": 3, "clientCertificateDetails": {"clientCertificate": "AQI=", "intermediateCertificates": ["Aw=="]}}"#,
+    ])
+    func bothShapesDecodeAlike(json: String) throws {
+        let request = try JSONDecoder().decode(ProvisionClientCertificateRequest.self, from: Data(json.utf8))
+        #expect(request == ProvisionClientCertificateRequest(ccdid: 3, clientCertificate: Data([1, 2]), intermediateCertificates: [Data([3])]))
+    }
+
+    @Test func intermediatesMayBeLeftOut() throws {
+        let request = try JSONDecoder().decode(ProvisionClientCertificateRequest.self, from: Data(#"{"ccdid": 0, "clientCertificate": "AQI="}"#.utf8))
+        #expect(request.intermediateCertificates.isEmpty)
     }
 }

@@ -369,6 +369,11 @@ struct UpdateMotionZoneOptionsTests {
         }
         try await update([], sensitivity: .value(5))
         #expect(try await server.findTransport(connectionID: id, fabric: fabric1).first?.transportOptions?.triggerOptions.motionSensitivity == .value(5))
+        // Steps 12–13 send the sensitivity alone: the zones stay as they are.
+        try await update([.init(zone: .value(2))])
+        try await server.updateMotionZoneOptions(connectionID: id, motionZones: nil, motionSensitivity: .value(7), fabric: fabric1)
+        let trigger = try await server.findTransport(connectionID: id, fabric: fabric1).first?.transportOptions?.triggerOptions
+        #expect(trigger?.motionZones == .value([.init(zone: .value(2))]) && trigger?.motionSensitivity == .value(7))
     }
 
     @Test("PERZONESENS: MotionSensitivity given → INVALID_COMMAND")

@@ -24,7 +24,10 @@ let testRegistries = TransportRegistries(
         TLSEndpoint(fabricIndex: fabric2, endpointID: 1, hostname: "ingest.example", port: 443, caCertificate: Data([0x30]),
                     clientCertificateChain: [], privateKey: Data([0x05])),
     ],
-    zones: [MotionZone(id: 1, name: "Zone1", polygon: [.init(x: 10, y: 10), .init(x: 20, y: 10), .init(x: 20, y: 20), .init(x: 10, y: 20)], sensitivity: 4)],
+    zones: [MotionZone(id: 1, name: "Zone1", polygon: [.init(x: 10, y: 10), .init(x: 20, y: 10), .init(x: 20, y: 20), .init(x: 10, y: 20)], sensitivity: 4),
+            // A controller's zone (Zone Management): its source and colour persist too.
+            MotionZone(id: 4, name: "porch", polygon: [.init(x: 30, y: 10), .init(x: 40, y: 10), .init(x: 40, y: 20)],
+                       source: .user, color: "#FF00FF")],
     videoStreams: [AllocatedVideoStream(videoStreamID: 10, keyFrameInterval: 4000, streamUsage: .recording, maxBitRate: 2_000_000)],
     audioStreams: [AllocatedAudioStream(audioStreamID: 20, codec: .aacLC, streamUsage: .recording, bitRate: 64_000)])
 

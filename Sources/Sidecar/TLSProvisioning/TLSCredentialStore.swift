@@ -48,14 +48,31 @@ final class TLSCredentialStore: Sendable {
         try migrator.migrate(database)
     }
 
-    /// Stores a root certificate under the lowest free CAID (0…65534); nil when all are taken.
-    func addRootCertificate(_ der: Data, fabric: FabricIndex) throws -> UInt16? {
+    /// Stores a root certificate under the lowest free CAID (0…65534); nil when the fabric has `limit` already.
+    func addRootCertificate(_ der: Data, fabric: FabricIndex, limit: Int) throws -> UInt16? {
         try database.write { db in
             let used = Set(try Int.fetchAll(db, sql: "SELECT caid FROM rootCertificate WHERE fabric = ?", arguments: [fabric]))
-            guard let caid = (0...65534).first(where: { !used.contains($0) }) else { return nil }
+            guard used.count < limit, let caid = (0...65534).first(where: { !used.contains($0) }) else { return nil }
             try db.execute(sql: "INSERT INTO rootCertificate (fabric, caid, certificate) VALUES (?, ?, ?)",
                            arguments: [fabric, caid, der])
             return UInt16(caid)
+        }
+    }
+
+    /// Replaces the certificate of an existing CAID (rotation); false when the fabric has no such CAID.
+    func replaceRootCertificate(caid: UInt16, with der: Data, fabric: FabricIndex) throws -> Bool {
+        try database.write { db in
+            try db.execute(sql: "UPDATE rootCertificate SET certificate = ? WHERE fabric = ? AND caid = ?",
+                           arguments: [der, fabric, caid])
+            return db.changesCount > 0
+        }
+    }
+
+    /// The fabric's root certificates, by CAID.
+    func rootCertificates(fabric: FabricIndex) throws -> [(caid: UInt16, certificate: Data)] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: "SELECT caid, certificate FROM rootCertificate WHERE fabric = ? ORDER BY caid",
+                             arguments: [fabric]).map { (caid: UInt16(truncatingIfNeeded: $0["caid"] as Int), certificate: $0["certificate"]) }
         }
     }
 
@@ -74,14 +91,26 @@ final class TLSCredentialStore: Sendable {
         }
     }
 
-    /// Stores a new key pair's private key and CSR under the lowest free CCDID; nil when all are taken.
-    func addClientIdentity(privateKey: Data, csr: Data, fabric: FabricIndex) throws -> UInt16? {
+    /// Stores a new key pair's private key and CSR under the lowest free CCDID; nil when the fabric has `limit` already.
+    func addClientIdentity(privateKey: Data, csr: Data, fabric: FabricIndex, limit: Int) throws -> UInt16? {
         try database.write { db in
             let used = Set(try Int.fetchAll(db, sql: "SELECT ccdid FROM clientIdentity WHERE fabric = ?", arguments: [fabric]))
-            guard let ccdid = (0...65534).first(where: { !used.contains($0) }) else { return nil }
+            guard used.count < limit, let ccdid = (0...65534).first(where: { !used.contains($0) }) else { return nil }
             try db.execute(sql: "INSERT INTO clientIdentity (fabric, ccdid, privateKey, csr) VALUES (?, ?, ?, ?)",
                            arguments: [fabric, ccdid, privateKey, csr])
             return UInt16(ccdid)
+        }
+    }
+
+    /// A new key pair for an existing CCDID (ClientCSR naming it: key rotation). The certificate of the old key no
+    /// longer certifies this one, so the chain is cleared until ProvisionClientCertificate; endpoints provisioned
+    /// before keep their own copy of the old identity. False when the fabric has no such CCDID.
+    func replaceKey(ccdid: UInt16, privateKey: Data, csr: Data, fabric: FabricIndex) throws -> Bool {
+        try database.write { db in
+            try db.execute(sql: """
+                UPDATE clientIdentity SET privateKey = ?, csr = ?, certificateChain = X'5B5D' WHERE fabric = ? AND ccdid = ?
+                """, arguments: [privateKey, csr, fabric, ccdid])
+            return db.changesCount > 0
         }
     }
 
@@ -89,9 +118,30 @@ final class TLSCredentialStore: Sendable {
         try database.read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM clientIdentity WHERE fabric = ? AND ccdid = ?",
                                              arguments: [fabric, ccdid]) else { return nil }
-            let chain = try JSONDecoder().decode([Data].self, from: row["certificateChain"] as Data)
-            return ClientIdentity(ccdid: ccdid, privateKey: row["privateKey"], csr: row["csr"], certificateChain: chain)
+            return try Self.identity(row)
         }
+    }
+
+    /// The fabric's client identities, by CCDID.
+    func clientIdentities(fabric: FabricIndex) throws -> [ClientIdentity] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM clientIdentity WHERE fabric = ? ORDER BY ccdid", arguments: [fabric])
+                .map(Self.identity)
+        }
+    }
+
+    /// False when the fabric has no such CCDID.
+    func removeClientIdentity(ccdid: UInt16, fabric: FabricIndex) throws -> Bool {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM clientIdentity WHERE fabric = ? AND ccdid = ?", arguments: [fabric, ccdid])
+            return db.changesCount > 0
+        }
+    }
+
+    private static func identity(_ row: Row) throws -> ClientIdentity {
+        let chain = try JSONDecoder().decode([Data].self, from: row["certificateChain"] as Data)
+        return ClientIdentity(ccdid: UInt16(truncatingIfNeeded: row["ccdid"] as Int), privateKey: row["privateKey"],
+                              csr: row["csr"], certificateChain: chain)
     }
 
     func setCertificateChain(_ chain: [Data], ccdid: UInt16, fabric: FabricIndex) throws {

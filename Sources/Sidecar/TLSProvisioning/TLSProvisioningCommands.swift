@@ -7,12 +7,19 @@ import X509
 // The TLS Certificate Management and TLS Client Management commands, as Matter's certification flow (TC-PAVSTI)
 // provisions a camera: the controller installs the ingest's root certificate, asks the camera for a CSR (the key pair
 // is made here and its private key never leaves), has it signed, installs the certificate, and names the endpoint that
-// AllocatePushTransport's TLSEndpointID refers to. Octet strings travel as base64 in JSON.
+// AllocatePushTransport's TLSEndpointID refers to. Octet strings travel as base64 in JSON. The released form
+// (`ClientCSR` with `nonceSignature` over the raw nonce; `../shared`'s digest and the reference server agree) is the
+// one implemented; the earlier draft's `TLSClientCSR`, which signed a TLV structure, is not answered.
 
-/// `ProvisionRootCertificate`: the ingest server's root CA certificate, DER.
+/// `ProvisionRootCertificate`: the ingest server's root CA certificate, DER. `caid` null provisions a new one; a CAID
+/// replaces that one's certificate (rotation).
 public struct ProvisionRootCertificateRequest: Codable, Sendable, Hashable {
     public var certificate: Data
-    public init(certificate: Data) { self.certificate = certificate }
+    public var caid: UInt16?
+    public init(certificate: Data, caid: UInt16? = nil) {
+        self.certificate = certificate
+        self.caid = caid
+    }
 }
 
 public struct ProvisionRootCertificateResponse: Codable, Sendable, Hashable {
@@ -26,41 +33,141 @@ public struct RemoveRootCertificateRequest: Codable, Sendable, Hashable {
     public init(caid: UInt16) { self.caid = caid }
 }
 
-/// `TLSClientCSR`: 32 random bytes the answer signs.
-public struct TLSClientCSRRequest: Codable, Sendable, Hashable {
-    public var nonce: Data
-    public init(nonce: Data) { self.nonce = nonce }
+/// `FindRootCertificate`: one CAID, or (null) every root certificate of the fabric.
+public struct FindRootCertificateRequest: Codable, Sendable, Hashable {
+    public var caid: UInt16?
+    public init(caid: UInt16? = nil) { self.caid = caid }
 }
 
-/// The new key pair's CCDID, its CSR (DER PKCS #10, P-256, ecdsa-with-SHA256) and `nonce`: the key's ECDSA
-/// signature (raw r‖s) over the Matter TLV structure {1: csr, 2: the request's nonce}.
-public struct TLSClientCSRResponse: Codable, Sendable, Hashable {
+/// `TLSCertStruct`: a root certificate and its CAID (the certificate is left out of the attribute's list).
+public struct RootCertificateDetails: Codable, Sendable, Hashable {
+    public var caid: UInt16
+    public var certificate: Data?
+    public init(caid: UInt16, certificate: Data?) {
+        self.caid = caid
+        self.certificate = certificate
+    }
+}
+
+public struct FindRootCertificateResponse: Codable, Sendable, Hashable {
+    public var certificateDetails: [RootCertificateDetails]
+    public init(certificateDetails: [RootCertificateDetails]) { self.certificateDetails = certificateDetails }
+}
+
+/// `LookupRootCertificate` and `LookupClientCertificate`: the SHA-256 of a certificate's DER.
+public struct LookupCertificateRequest: Codable, Sendable, Hashable {
+    public var fingerprint: Data
+    public init(fingerprint: Data) { self.fingerprint = fingerprint }
+}
+
+public struct LookupRootCertificateResponse: Codable, Sendable, Hashable {
+    public var caid: UInt16
+    public init(caid: UInt16) { self.caid = caid }
+}
+
+/// `ClientCSR`: 32 random bytes the answer signs; `ccdid` null makes a new key pair, a CCDID gives that one a new key
+/// pair (rotation).
+public struct ClientCSRRequest: Codable, Sendable, Hashable {
+    public var nonce: Data
+    public var ccdid: UInt16?
+    public init(nonce: Data, ccdid: UInt16? = nil) {
+        self.nonce = nonce
+        self.ccdid = ccdid
+    }
+}
+
+/// The key pair's CCDID, its CSR (DER PKCS #10, P-256, ecdsa-with-SHA256) and `nonceSignature`: the key's ECDSA
+/// P-256/SHA-256 signature (raw r‖s) over the request's 32 nonce bytes exactly as received.
+public struct ClientCSRResponse: Codable, Sendable, Hashable {
     public var ccdid: UInt16
     public var csr: Data
-    public var nonce: Data
-    public init(ccdid: UInt16, csr: Data, nonce: Data) {
+    public var nonceSignature: Data
+    public init(ccdid: UInt16, csr: Data, nonceSignature: Data) {
         self.ccdid = ccdid
         self.csr = csr
-        self.nonce = nonce
+        self.nonceSignature = nonceSignature
     }
 }
 
-/// `ProvisionClientCertificate`: the certificate signed from the CCDID's CSR, DER, and any intermediates.
+/// `ProvisionClientCertificate`: the certificate signed from the CCDID's CSR, DER, and any intermediates. Also read in
+/// the earlier draft's shape, the two fields inside `clientCertificateDetails`.
 public struct ProvisionClientCertificateRequest: Codable, Sendable, Hashable {
-    public struct Details: Codable, Sendable, Hashable {
-        public var clientCertificate: Data
-        public var intermediateCertificates: [Data]?
-        public init(clientCertificate: Data, intermediateCertificates: [Data]? = nil) {
-            self.clientCertificate = clientCertificate
-            self.intermediateCertificates = intermediateCertificates
-        }
+    public var ccdid: UInt16
+    public var clientCertificate: Data
+    public var intermediateCertificates: [Data]
+
+    public init(ccdid: UInt16, clientCertificate: Data, intermediateCertificates: [Data] = []) {
+        self.ccdid = ccdid
+        self.clientCertificate = clientCertificate
+        self.intermediateCertificates = intermediateCertificates
     }
 
+    private enum CodingKeys: String, CodingKey { case ccdid, clientCertificate, intermediateCertificates, clientCertificateDetails }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        ccdid = try container.decode(UInt16.self, forKey: .ccdid)
+        let fields = container.contains(.clientCertificateDetails) && !container.contains(.clientCertificate)
+            ? try container.nestedContainer(keyedBy: CodingKeys.self, forKey: .clientCertificateDetails) : container
+        clientCertificate = try fields.decode(Data.self, forKey: .clientCertificate)
+        intermediateCertificates = try fields.decodeIfPresent([Data].self, forKey: .intermediateCertificates) ?? []
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(ccdid, forKey: .ccdid)
+        try container.encode(clientCertificate, forKey: .clientCertificate)
+        try container.encode(intermediateCertificates, forKey: .intermediateCertificates)
+    }
+}
+
+/// `FindClientCertificate`: one CCDID, or (null) every client identity of the fabric.
+public struct FindClientCertificateRequest: Codable, Sendable, Hashable {
+    public var ccdid: UInt16?
+    public init(ccdid: UInt16? = nil) { self.ccdid = ccdid }
+}
+
+/// `TLSClientCertificateDetailStruct`: a client identity's CCDID and, once provisioned, its certificate chain (never
+/// its key). The certificates are left out of the attribute's list.
+public struct ClientCertificateDetails: Codable, Sendable, Hashable {
     public var ccdid: UInt16
-    public var clientCertificateDetails: Details
-    public init(ccdid: UInt16, clientCertificateDetails: Details) {
+    public var clientCertificate: Data?
+    public var intermediateCertificates: [Data]?
+    public init(ccdid: UInt16, clientCertificate: Data?, intermediateCertificates: [Data]?) {
         self.ccdid = ccdid
-        self.clientCertificateDetails = clientCertificateDetails
+        self.clientCertificate = clientCertificate
+        self.intermediateCertificates = intermediateCertificates
+    }
+}
+
+public struct FindClientCertificateResponse: Codable, Sendable, Hashable {
+    public var certificateDetails: [ClientCertificateDetails]
+    public init(certificateDetails: [ClientCertificateDetails]) { self.certificateDetails = certificateDetails }
+}
+
+public struct LookupClientCertificateResponse: Codable, Sendable, Hashable {
+    public var ccdid: UInt16
+    public init(ccdid: UInt16) { self.ccdid = ccdid }
+}
+
+/// `RemoveClientCertificate`.
+public struct RemoveClientCertificateRequest: Codable, Sendable, Hashable {
+    public var ccdid: UInt16
+    public init(ccdid: UInt16) { self.ccdid = ccdid }
+}
+
+/// The TLS Certificate Management cluster's attributes, as the requesting fabric reads them.
+public struct TLSCertificateAttributes: Codable, Sendable, Hashable {
+    public var maxRootCertificates: Int
+    public var provisionedRootCertificates: [RootCertificateDetails]
+    public var maxClientCertificates: Int
+    public var provisionedClientCertificates: [ClientCertificateDetails]
+    public init(maxRootCertificates: Int, provisionedRootCertificates: [RootCertificateDetails], maxClientCertificates: Int,
+                provisionedClientCertificates: [ClientCertificateDetails]) {
+        self.maxRootCertificates = maxRootCertificates
+        self.provisionedRootCertificates = provisionedRootCertificates
+        self.maxClientCertificates = maxClientCertificates
+        self.provisionedClientCertificates = provisionedClientCertificates
     }
 }
 
@@ -84,10 +191,12 @@ public struct ProvisionEndpointResponse: Codable, Sendable, Hashable {
     public init(endpointID: UInt16) { self.endpointID = endpointID }
 }
 
-/// The key pair and CSR of one `TLSClientCSR` (pure: no storage).
+/// The key pair and CSR of one `ClientCSR` (pure: no storage).
 enum ClientCSR {
     static let nonceLength = 32
 
+    /// The CSR, and the signature over the nonce exactly as received: what the released cluster, its reference
+    /// server and the certification helper (`verify(signature, data=nonce, ECDSA(SHA256))`) agree on.
     static func make(nonce: [UInt8], privateKey: P256.Signing.PrivateKey = P256.Signing.PrivateKey())
         throws -> (csr: [UInt8], nonceSignature: [UInt8], privateKey: P256.Signing.PrivateKey)
     {
@@ -97,14 +206,16 @@ enum ClientCSR {
             signatureAlgorithm: .ecdsaWithSHA256)
         var serializer = DER.Serializer()
         try serializer.serialize(request)
-        let csr = serializer.serializedBytes
-        let signed = MatterTLV.anonymousStructure(octetStrings: [(1, csr), (2, nonce)])
-        let signature = try privateKey.signature(for: signed)
-        return (csr, Array(signature.rawRepresentation), privateKey)
+        let signature = try privateKey.signature(for: nonce)
+        return (serializer.serializedBytes, Array(signature.rawRepresentation), privateKey)
     }
 }
 
 extension SidecarEngine {
+    /// MaxRootCertificates and MaxClientCertificates, per fabric (the cluster's minimum is 5 and 2).
+    static let maxRootCertificates = 10
+    static let maxClientCertificates = 10
+
     public func provisionRootCertificate(_ request: ProvisionRootCertificateRequest, fabric: FabricIndex)
         async throws(TransportCommandError) -> UInt16
     {
@@ -113,8 +224,19 @@ extension SidecarEngine {
         } catch {
             throw .im(.constraintError, "certificate: not a DER X.509 certificate (\(error))")
         }
-        let caid = try await credentialCall { try $0.addRootCertificate(request.certificate, fabric: fabric) }
-        guard let caid else { throw .im(.resourceExhausted, "no free CAID") }
+        let certificate = request.certificate
+        if let caid = request.caid {
+            let replaced = try await credentialCall { try $0.replaceRootCertificate(caid: caid, with: certificate, fabric: fabric) }
+            guard replaced else { throw .im(.notFound, "caid: fabric \(fabric) has no root certificate \(caid)") }
+            logger.info("root certificate replaced", metadata: ["fabric": "\(fabric)", "caid": "\(caid)"])
+            return caid
+        }
+        let caid = try await credentialCall {
+            try $0.addRootCertificate(certificate, fabric: fabric, limit: Self.maxRootCertificates)
+        }
+        guard let caid else {
+            throw .im(.resourceExhausted, "fabric \(fabric) has \(Self.maxRootCertificates) root certificates, the most it may have")
+        }
         logger.info("root certificate provisioned", metadata: ["fabric": "\(fabric)", "caid": "\(caid)"])
         return caid
     }
@@ -124,8 +246,31 @@ extension SidecarEngine {
         guard removed else { throw .im(.notFound, "caid: fabric \(fabric) has no root certificate \(caid)") }
     }
 
-    public func tlsClientCSR(_ request: TLSClientCSRRequest, fabric: FabricIndex)
-        async throws(TransportCommandError) -> TLSClientCSRResponse
+    /// `FindRootCertificate`: NOT_FOUND for an unknown CAID, or when the fabric has none (the answer lists at least one).
+    public func findRootCertificates(_ caid: UInt16?, fabric: FabricIndex)
+        async throws(TransportCommandError) -> [RootCertificateDetails]
+    {
+        let all = try await credentialCall { try $0.rootCertificates(fabric: fabric) }
+        let found = all.filter { caid == nil || $0.caid == caid }.map { RootCertificateDetails(caid: $0.caid, certificate: $0.certificate) }
+        guard !found.isEmpty else {
+            throw .im(.notFound, caid.map { "caid: fabric \(fabric) has no root certificate \($0)" }
+                      ?? "fabric \(fabric) has no root certificates")
+        }
+        return found
+    }
+
+    /// `LookupRootCertificate`: the CAID whose certificate's SHA-256 is `fingerprint`.
+    public func lookupRootCertificate(fingerprint: Data, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16 {
+        try Self.checkFingerprint(fingerprint)
+        let all = try await credentialCall { try $0.rootCertificates(fabric: fabric) }
+        guard let match = all.first(where: { Data(SHA256.hash(data: $0.certificate)) == fingerprint }) else {
+            throw .im(.notFound, "fingerprint: fabric \(fabric) has no root certificate of that fingerprint")
+        }
+        return match.caid
+    }
+
+    public func clientCSR(_ request: ClientCSRRequest, fabric: FabricIndex)
+        async throws(TransportCommandError) -> ClientCSRResponse
     {
         guard request.nonce.count == ClientCSR.nonceLength else {
             throw .im(.constraintError, "nonce: \(ClientCSR.nonceLength) bytes required, got \(request.nonce.count)")
@@ -137,10 +282,23 @@ extension SidecarEngine {
             throw .im(.failure, "cannot make a CSR: \(error)")
         }
         let key = made.privateKey.rawRepresentation, csr = Data(made.csr)
-        let ccdid = try await credentialCall { try $0.addClientIdentity(privateKey: key, csr: csr, fabric: fabric) }
-        guard let ccdid else { throw .im(.resourceExhausted, "no free CCDID") }
-        logger.info("client key pair made; CSR answered", metadata: ["fabric": "\(fabric)", "ccdid": "\(ccdid)"])
-        return TLSClientCSRResponse(ccdid: ccdid, csr: csr, nonce: Data(made.nonceSignature))
+        let ccdid: UInt16
+        if let existing = request.ccdid {
+            let replaced = try await credentialCall { try $0.replaceKey(ccdid: existing, privateKey: key, csr: csr, fabric: fabric) }
+            guard replaced else { throw .im(.notFound, "ccdid: fabric \(fabric) has no client identity \(existing)") }
+            ccdid = existing
+            logger.info("client key pair replaced; CSR answered", metadata: ["fabric": "\(fabric)", "ccdid": "\(ccdid)"])
+        } else {
+            let added = try await credentialCall {
+                try $0.addClientIdentity(privateKey: key, csr: csr, fabric: fabric, limit: Self.maxClientCertificates)
+            }
+            guard let added else {
+                throw .im(.resourceExhausted, "fabric \(fabric) has \(Self.maxClientCertificates) client identities, the most it may have")
+            }
+            ccdid = added
+            logger.info("client key pair made; CSR answered", metadata: ["fabric": "\(fabric)", "ccdid": "\(ccdid)"])
+        }
+        return ClientCSRResponse(ccdid: ccdid, csr: csr, nonceSignature: Data(made.nonceSignature))
     }
 
     public func provisionClientCertificate(_ request: ProvisionClientCertificateRequest, fabric: FabricIndex)
@@ -150,14 +308,13 @@ extension SidecarEngine {
         guard let identity = try await credentialCall({ try $0.clientIdentity(ccdid: ccdid, fabric: fabric) }) else {
             throw .im(.notFound, "ccdid: fabric \(fabric) has no client identity \(ccdid)")
         }
-        let details = request.clientCertificateDetails
-        let chain = [details.clientCertificate] + (details.intermediateCertificates ?? [])
+        let chain = [request.clientCertificate] + request.intermediateCertificates
         let leaf: Certificate
         do {
-            leaf = try Certificate(derEncoded: Array(details.clientCertificate))
-            for intermediate in details.intermediateCertificates ?? [] { _ = try Certificate(derEncoded: Array(intermediate)) }
+            leaf = try Certificate(derEncoded: Array(request.clientCertificate))
+            for intermediate in request.intermediateCertificates { _ = try Certificate(derEncoded: Array(intermediate)) }
         } catch {
-            throw .im(.constraintError, "clientCertificateDetails: not a DER X.509 certificate (\(error))")
+            throw .im(.constraintError, "clientCertificate, intermediateCertificates: not a DER X.509 certificate (\(error))")
         }
         let key: P256.Signing.PrivateKey
         do { key = try P256.Signing.PrivateKey(rawRepresentation: identity.privateKey) } catch {
@@ -170,6 +327,61 @@ extension SidecarEngine {
         logger.info("client certificate provisioned", metadata: [
             "fabric": "\(fabric)", "ccdid": "\(ccdid)", "subject": "\(leaf.subject)", "notAfter": "\(leaf.notValidAfter)",
         ])
+    }
+
+    /// `FindClientCertificate`: NOT_FOUND for an unknown CCDID, or when the fabric has none.
+    public func findClientCertificates(_ ccdid: UInt16?, fabric: FabricIndex)
+        async throws(TransportCommandError) -> [ClientCertificateDetails]
+    {
+        let all = try await credentialCall { try $0.clientIdentities(fabric: fabric) }
+        let found = all.filter { ccdid == nil || $0.ccdid == ccdid }.map(Self.details)
+        guard !found.isEmpty else {
+            throw .im(.notFound, ccdid.map { "ccdid: fabric \(fabric) has no client identity \($0)" }
+                      ?? "fabric \(fabric) has no client identities")
+        }
+        return found
+    }
+
+    /// `LookupClientCertificate`: the CCDID whose provisioned certificate's SHA-256 is `fingerprint`.
+    public func lookupClientCertificate(fingerprint: Data, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16 {
+        try Self.checkFingerprint(fingerprint)
+        let all = try await credentialCall { try $0.clientIdentities(fabric: fabric) }
+        guard let match = all.first(where: { $0.certificateChain.first.map { Data(SHA256.hash(data: $0)) } == fingerprint }) else {
+            throw .im(.notFound, "fingerprint: fabric \(fabric) has no client certificate of that fingerprint")
+        }
+        return match.ccdid
+    }
+
+    /// `RemoveClientCertificate`: the key pair and its certificates are deleted. An endpoint provisioned from them keeps
+    /// its own copy until it is removed.
+    public func removeClientCertificate(_ ccdid: UInt16, fabric: FabricIndex) async throws(TransportCommandError) {
+        let removed = try await credentialCall { try $0.removeClientIdentity(ccdid: ccdid, fabric: fabric) }
+        guard removed else { throw .im(.notFound, "ccdid: fabric \(fabric) has no client identity \(ccdid)") }
+        logger.info("client identity removed", metadata: ["fabric": "\(fabric)", "ccdid": "\(ccdid)"])
+    }
+
+    /// The attributes as `fabric` reads them (fabric-sensitive: only its own entries; IDs without the certificates).
+    public func tlsCertificateAttributes(fabric: FabricIndex) async throws(TransportCommandError) -> TLSCertificateAttributes {
+        let roots = try await credentialCall { try $0.rootCertificates(fabric: fabric) }
+        let clients = try await credentialCall { try $0.clientIdentities(fabric: fabric) }
+        return TLSCertificateAttributes(
+            maxRootCertificates: Self.maxRootCertificates,
+            provisionedRootCertificates: roots.map { RootCertificateDetails(caid: $0.caid, certificate: nil) },
+            maxClientCertificates: Self.maxClientCertificates,
+            provisionedClientCertificates: clients.map {
+                ClientCertificateDetails(ccdid: $0.ccdid, clientCertificate: nil, intermediateCertificates: nil)
+            })
+    }
+
+    private static func details(_ identity: TLSCredentialStore.ClientIdentity) -> ClientCertificateDetails {
+        ClientCertificateDetails(ccdid: identity.ccdid, clientCertificate: identity.certificateChain.first,
+                                 intermediateCertificates: identity.certificateChain.isEmpty ? nil : Array(identity.certificateChain.dropFirst()))
+    }
+
+    private static func checkFingerprint(_ fingerprint: Data) throws(TransportCommandError) {
+        guard fingerprint.count == SHA256.byteCount else {
+            throw .im(.constraintError, "fingerprint: the SHA-256 of the certificate's DER, 32 bytes; got \(fingerprint.count)")
+        }
     }
 
     /// Builds the endpoint from the stored root certificate and client identity; the key reaches NIOSSL from memory.
