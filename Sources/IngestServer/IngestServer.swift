@@ -42,6 +42,8 @@ public struct IngestServer: Sendable {
         /// Larger bodies get 413.
         public var maximumBodySize = 64 * 1024 * 1024
         public var validatesMedia = true
+        /// `--strict`: the CSA test server's strict-mode rules (needs TLS: they include a client certificate).
+        public var strict: StrictIngestRules?
         /// Offer HTTP/2 in ALPN (with TLS only), as the Matter reference uploader prefers; HTTP/1.1 stays available.
         public var http2 = false
 
@@ -63,8 +65,11 @@ public struct IngestServer: Sendable {
         if configuration.tls == nil, !["127.0.0.1", "::1", "localhost"].contains(configuration.host) {
             throw ConfigurationError(description: "plain HTTP is only served on loopback; give TLS material for \(configuration.host)")
         }
+        if configuration.strict != nil, configuration.tls == nil {
+            throw ConfigurationError(description: "strict mode requires a client certificate on every upload: give TLS material with a client CA, not plain HTTP")
+        }
         self.configuration = configuration
-        self.store = IngestStore(root: configuration.root, validatesMedia: configuration.validatesMedia)
+        self.store = IngestStore(root: configuration.root, validatesMedia: configuration.validatesMedia, strict: configuration.strict)
         self.logger = logger
         try FileManager.default.createDirectory(at: configuration.root, withIntermediateDirectories: true)
     }

@@ -11,6 +11,8 @@ public struct IngestStore: Sendable {
     public let root: URL
     /// Whether each object is checked with the CMAF conformance checker (400 with the reasons when it fails).
     public var validatesMedia: Bool
+    /// The CSA test server's strict-mode rules (order, manifests per interface), 400 when broken; nil: not applied.
+    public var strict: StrictIngestRules?
 
     /// An answer to one upload.
     public struct Answer: Sendable, Hashable {
@@ -18,9 +20,10 @@ public struct IngestStore: Sendable {
         public var message: String
     }
 
-    public init(root: URL, validatesMedia: Bool = true) {
+    public init(root: URL, validatesMedia: Bool = true, strict: StrictIngestRules? = nil) {
         self.root = root.standardizedFileURL
         self.validatesMedia = validatesMedia
+        self.strict = strict
     }
 
     /// Checks and stores one uploaded object: 400 for a bad path or invalid CMAF, 403 for traversal, 412 for a
@@ -38,6 +41,10 @@ public struct IngestStore: Sendable {
         // Defence in depth: the parser allows no `..`, but the resolved path must still lie under the root.
         guard destination.standardizedFileURL.path.hasPrefix(root.path + "/") else {
             return Answer(status: 403, message: "path traversal refused")
+        }
+        // Strict first: the CSA server answers an object out of order with 400 whatever its content.
+        if let strict, let problem = strict.problem(path, body: body, root: root) {
+            return Answer(status: 400, message: "strict (\(strict.interface.rawValue)): \(problem)")
         }
         if validatesMedia, let problem = validate(body, path: path) {
             return problem
@@ -191,6 +198,15 @@ enum DASHManifestCheck {
                     attributes: [String: String]) {
             if self.name == nil { (self.name, self.attributes) = (name, attributes) }
         }
+    }
+
+    /// The MPD's `type` attribute ("dynamic", "static"), nil when the body is no MPD.
+    static func type(of body: [UInt8]) -> String? {
+        let parser = XMLParser(data: Data(body))
+        let root = Root()
+        parser.delegate = root
+        guard parser.parse(), root.name == "MPD" else { return nil }
+        return root.attributes["type"]
     }
 
     static func problem(in body: [UInt8]) -> String? {

@@ -17,6 +17,7 @@ struct ReceiveCommand: AsyncParsableCommand {
             Examples:
               pushav receive --root received --port 8443 --cert server.pem --key server.key --client-ca ca.pem
               pushav receive --root received --port 8080 --insecure-http
+              pushav receive --root received --cert server.pem --key server.key --client-ca ca.pem --strict dash
             """
     )
 
@@ -50,10 +51,22 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Store objects without running the CMAF checker.")
     var noValidation = false
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Apply the CSA Push AV test server's strict-mode rules for this interface: cmaf-ingest or dash.",
+        discussion: "cmaf-ingest refuses manifests; dash wants the dynamic MPD first, each track's header once and before its segments, and the static MPD after a segment. Broken rules answer 400 naming the rule. Needs TLS (every upload must present a client certificate).",
+        valueName: "interface"))
+    var strict: String?
+
     @Flag(name: .long, help: "Log each request (to stderr).")
     var verbose = false
 
     func validate() throws {
+        if let strict, StrictIngestRules.Interface(rawValue: strict) == nil {
+            throw ValidationError("--strict must be cmaf-ingest or dash, got \"\(strict)\"")
+        }
+        if strict != nil && insecureHttp {
+            throw ValidationError("--strict needs TLS: the rules include a client certificate on every upload")
+        }
         if insecureHttp {
             guard cert == nil, key == nil, clientCA == nil else {
                 throw ValidationError("--insecure-http takes no --cert, --key or --client-ca")
@@ -76,6 +89,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.maximumBodySize = maxBodySize << 20
         configuration.validatesMedia = !noValidation
         configuration.http2 = http2
+        configuration.strict = strict.flatMap(StrictIngestRules.Interface.init(rawValue:)).map(StrictIngestRules.init)
         let server: IngestServer
         do {
             server = try IngestServer(configuration: configuration, logger: logger)

@@ -10,7 +10,7 @@ import TestSupport
     /// header, the static MPD after its last segment; what is stored at the end is the static MPD, byte-identical to the local one, and FFmpeg's dash
     /// demuxer decodes every frame of the uploaded session through it.
     @Test func manifestsFrameEachSessionsUploadsAndTheStaticOnePlays() async throws {
-        let ingest = try await ServeIngest()
+        let ingest = try await ServeIngest(strict: .dash)
         let directory = ingest.directory, pki = ingest.pki, root = ingest.root
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = Fixtures.packageRoot.appendingPathComponent("TestMedia/a_720p30_h264_main.mp4")

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import CMAF
 import Foundation
+import IngestServer
 import NIOCore
 import NIOHTTP1
 import NIOSSL
@@ -341,18 +342,20 @@ extension Duration {
     var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
 
-/// An mTLS ingest for one test: the test PKI and a ``ScriptedEndpoint`` storing under `root`.
+/// An mTLS ingest for one test: the test PKI and a ``ScriptedEndpoint`` storing under `root`, applying the CSA test
+/// server's strict-mode rules for `strict` (Interface-1 unless a test says otherwise), so that every end-to-end test
+/// holds the uploads to what certification checks.
 struct ServeIngest {
     let directory: URL
     let pki: TestPKI
     let root: URL
     let endpoint: ScriptedEndpoint
 
-    init(_ label: String = #function) async throws {
+    init(_ label: String = #function, strict: StrictIngestRules.Interface? = .cmafIngest) async throws {
         directory = try Fixtures.scratchDirectory(label)
         pki = try await TestPKI.make(in: directory.appendingPathComponent("pki"))
         root = directory.appendingPathComponent("received")
-        endpoint = ScriptedEndpoint(root: root)
+        endpoint = ScriptedEndpoint(root: root, strict: strict)
     }
 
     func start(port: Int = 0) async throws -> RunningServer { try await endpoint.start(pki: pki, port: port) }
@@ -395,10 +398,11 @@ struct ServeScenario {
     /// directory removed in every case.
     static func run(
         _ label: String = #function, media: String = ServeEndToEndTests.media, source: String? = nil, camera: String = "",
+        strict: StrictIngestRules.Interface = .cmafIngest,
         diagnostics: () -> String = { "" }, sourceLocation: SourceLocation = #_sourceLocation,
         _ body: (ServeScenario) async throws -> Void
     ) async throws {
-        let ingest = try await ServeIngest(label)
+        let ingest = try await ServeIngest(label, strict: strict)
         defer { try? FileManager.default.removeItem(at: ingest.directory) }
         let server = try await ingest.start()
         let serve: Serve

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import IngestServer
 import Testing
 import TestSupport
 
@@ -8,7 +9,7 @@ extension ServeEndToEndTests {
     /// a Command transport: the session's dynamic MPD arrives before its first header, the static MPD after its last
     /// segment, and the uploaded session decodes through the static MPD with every frame of its video track.
     @Test func dashTransportUploadsItsManifestsAroundTheSession() async throws {
-        try await ServeScenario.run { scenario in
+        try await ServeScenario.run(strict: .dash) { scenario in
             let (ingest, serve, events) = (scenario.ingest, scenario.serve, scenario.events)
             let id = try await serve.allocate(scenario.options(trigger: .command(preRollMs: 2000), segmentMs: 4000,
                                                                chunkMs: 2000, cmafInterface: 1))

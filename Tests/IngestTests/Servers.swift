@@ -67,8 +67,9 @@ final class ScriptedEndpoint: Sendable {
     let store: IngestStore
     private let state = Mutex<(faults: [(match: String, fault: Fault)], arrivals: [Arrival])>(([], []))
 
-    init(root: URL) {
-        store = IngestStore(root: root)
+    /// `strict`: the CSA test server's strict-mode rules on top (see ``StrictIngestRules``).
+    init(root: URL, strict: StrictIngestRules.Interface? = nil) {
+        store = IngestStore(root: root, strict: strict.map(StrictIngestRules.init))
     }
 
     /// Queues `fault` for the next request whose path contains `match` ("" = any).
