@@ -174,8 +174,8 @@ extension ServeEndToEndTests {
             }
 
             // Steps 6–7: a valid allocation answers its configuration and is Inactive in CurrentConnections.
-            let configuration = try #require(try await serve.command("allocatePushTransport", ["transportOptions": continuous()])
-                ["transportConfiguration"] as? [String: Any])
+            let allocated = try await serve.command("allocatePushTransport", ["transportOptions": continuous()])
+            let configuration = try #require(allocated["transportConfiguration"] as? [String: Any])
             #expect(configuration["transportStatus"] as? Int == 1 && configuration["transportOptions"] != nil)
             let current = try await serve.json(.GET, "/v1/cameras/cam1/attributes/currentConnections")["value"] as? [[String: Any]]
             #expect(current?.count == 1 && current?.first?["transportStatus"] as? Int == 1)
