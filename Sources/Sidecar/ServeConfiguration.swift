@@ -17,13 +17,18 @@ public struct ServeConfiguration: Sendable, Hashable {
     public var tokenFile: String?
     /// Mutual TLS on the control API; nil serves plain HTTP.
     public var tls: APITLSFiles?
+    /// Web origins (`https://controller.example:8443`) whose pages may call the API; every other page in a browser is
+    /// refused (see `BrowserRequestPolicy`). Empty by default: only the API's own origin (the status page).
+    public var allowedOrigins: [String]
     /// The SQLite store (connections, registries, session numbers, TLS material) and the spool live here.
     public var state: String
     public var spoolCapacityMiB: Int
     public var cameras: [CameraConfiguration]
 
     public init(listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), tokenFile: String? = nil,
-                tls: APITLSFiles? = nil, state: String, spoolCapacityMiB: Int = 1024, cameras: [CameraConfiguration]) {
+                tls: APITLSFiles? = nil, allowedOrigins: [String] = [], state: String, spoolCapacityMiB: Int = 1024,
+                cameras: [CameraConfiguration]) {
+        self.allowedOrigins = allowedOrigins
         self.listen = listen
         self.tokenFile = tokenFile
         self.tls = tls
@@ -41,11 +46,23 @@ public struct ServeConfiguration: Sendable, Hashable {
             throw ConfigurationError(key: "", message: "not valid YAML: \(error)")
         }
         guard let root else { throw ConfigurationError(key: "", message: "the document is empty") }
-        let top = try ConfigurationMapping(root, path: "", known: ["listen", "tokenFile", "tls", "state", "spoolCapacityMiB", "cameras"])
+        let top = try ConfigurationMapping(root, path: "", known: ["listen", "tokenFile", "tls", "allowedOrigins", "state", "spoolCapacityMiB",
+                                                                       "cameras"])
         listen = try top.optional("listen") { node, path throws(ConfigurationError) in try ListenAddress(node.text(path), key: path) }
             ?? ListenAddress(host: "127.0.0.1", port: 8080)
         tokenFile = try top.optional("tokenFile") { node, path throws(ConfigurationError) in try node.nonEmptyText(path) }
         tls = try top.optional("tls") { node, path throws(ConfigurationError) in try APITLSFiles(node, path: path) }
+        allowedOrigins = try top.optional("allowedOrigins") { node, path throws(ConfigurationError) in
+            try node.list(path) { item, itemPath throws(ConfigurationError) in
+                let origin = try item.nonEmptyText(itemPath)
+                // An origin is scheme://host[:port], nothing more: no path, no trailing slash (browsers send exactly that).
+                guard let url = URL(string: origin), ["http", "https"].contains(url.scheme ?? ""), url.host != nil,
+                      url.path.isEmpty, url.query == nil, url.fragment == nil, url.user == nil else {
+                    throw ConfigurationError(key: itemPath, message: "an origin is http(s)://host[:port] without a path, got \"\(origin)\"")
+                }
+                return origin
+            }
+        } ?? []
         state = try top.required("state") { node, path throws(ConfigurationError) in try node.nonEmptyText(path) }
         spoolCapacityMiB = try top.optional("spoolCapacityMiB") { node, path throws(ConfigurationError) in
             try node.integer(path, in: 1...1_048_576)

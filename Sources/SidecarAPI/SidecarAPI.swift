@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import Sidecar
@@ -12,5 +13,16 @@ public enum SidecarAPI {
     /// `GET /`: the status page (plain HTML and JavaScript, no external resources).
     public static var statusPage: Data {
         get throws { try Data(contentsOf: Bundle.module.url(forResource: "page", withExtension: "html")!) }
+    }
+
+    /// The status page's Content-Security-Policy: only its own inline script runs (allowed by its SHA-256, not by
+    /// `'unsafe-inline'`, so an injected script would not), it talks to its own origin only, and no other site may
+    /// frame it. Inline styles stay allowed (the page sets colours in `style` attributes; they cannot run code).
+    public static func statusPagePolicy(_ page: Data) -> String {
+        let html = String(decoding: page, as: UTF8.self)
+        let scripts = html.components(separatedBy: "<script>").dropFirst().compactMap { $0.components(separatedBy: "</script>").first }
+        let hashes = scripts.map { "'sha256-\(Data(SHA256.hash(data: Data($0.utf8))).base64EncodedString())'" }
+        return "default-src 'self'; script-src \(hashes.joined(separator: " ")); style-src 'self' 'unsafe-inline'; "
+            + "img-src 'self' data:; media-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import Prometheus
@@ -26,16 +27,20 @@ public enum SidecarRouter {
     /// also how soon a vanished subscriber is noticed and its subscription dropped. `metrics` is what `/metrics`
     /// renders: the registry behind the process's swift-metrics backend (an empty one when none is given). With a
     /// `bearerToken`, every request must carry it (`Authorization: Bearer <token>`), `/health` and unknown paths
-    /// included; without one it answers anyone who can connect.
+    /// included; without one it answers anyone who can connect — but never a web page in a browser on the same
+    /// machine: `browserPolicy` (see ``BrowserRequestPolicy``) refuses cross-origin, rebinding and non-JSON requests.
     public static func router(
         control: some SidecarControl, logger: Logger, eventKeepAlive: Duration = .seconds(15),
-        metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), bearerToken: String? = nil
+        metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), bearerToken: String? = nil,
+        browserPolicy: BrowserRequestPolicy = BrowserRequestPolicy(listenHost: "127.0.0.1")
     ) -> Router<BasicRequestContext> {
         let endpoints = SidecarEndpoints(control: control, logger: logger, eventKeepAlive: eventKeepAlive, metrics: metrics)
         let routes = endpoints.routes
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: APIErrorMiddleware(routes: routes.map(\.signature), logger: logger))
-        // After the error middleware, which turns the refusal into the error body.
+        // After the error middleware, which turns the refusals into the error body; a browser's request is refused
+        // before the token is even looked at.
+        router.add(middleware: BrowserRequestMiddleware(policy: browserPolicy, logger: logger))
         if let bearerToken { router.add(middleware: BearerTokenMiddleware(token: bearerToken)) }
         for route in routes {
             router.on(RouterPath(route.signature.path), method: route.signature.method, use: route.handler)
@@ -101,9 +106,14 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
                 return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try SidecarAPI.openAPIDocument)))
             },
             Route(signature: .init(method: .get, path: "/")) { _, _ in
+                let page = try SidecarAPI.statusPage
                 var headers = HTTPFields()
                 headers[.contentType] = "text/html; charset=utf-8"
-                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try SidecarAPI.statusPage)))
+                headers[.contentSecurityPolicy] = SidecarAPI.statusPagePolicy(page)
+                headers[.xContentTypeOptions] = "nosniff"
+                headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+                headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: page)))
             },
             Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/clips/{connectionID}/{session}")) { _, context in
                 let (cameraID, _) = try transport(context)

@@ -103,7 +103,8 @@ public struct SidecarDemo: Sendable {
         let engine = try await SidecarEngine(configuration: configuration, logger: logger)
         let apiPort = PortAnnouncement()
         let api = Application(
-            router: SidecarRouter.router(control: engine, logger: logger, metrics: options.metrics),
+            router: SidecarRouter.router(control: engine, logger: logger, metrics: options.metrics,
+                                         browserPolicy: BrowserRequestPolicy(listenHost: options.listen.host)),
             configuration: .init(address: .hostname(options.listen.host, port: options.listen.port), serverName: "pushav"),
             onServerRunning: { channel in apiPort.announce(channel.localAddress?.port ?? 0) },
             logger: logger)

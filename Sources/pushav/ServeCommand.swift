@@ -128,7 +128,9 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("\(error)")
         }
-        let router = SidecarRouter.router(control: engine, logger: logger, metrics: metrics, bearerToken: access.token)
+        let router = SidecarRouter.router(
+            control: engine, logger: logger, metrics: metrics, bearerToken: access.token,
+            browserPolicy: BrowserRequestPolicy(listenHost: configuration.listen.host, allowedOrigins: Set(configuration.allowedOrigins)))
         let server: HTTPServerBuilder = if let tls = access.tls { try .tls(.http1(), tlsConfiguration: tls) } else { .http1() }
         let scheme = access.tls == nil ? "http" : "https"
         let application = Application(
