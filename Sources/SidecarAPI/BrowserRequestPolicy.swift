@@ -45,7 +45,8 @@ public struct BrowserRequestPolicy: Sendable, Hashable {
         if hasBody, [.post, .put, .patch, .delete].contains(method) {
             let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
             guard mediaType == "application/json" else {
-                return .notJSON("Content-Type: a body must be application/json, got \(contentType.map { "\"\($0)\"" } ?? "none")")
+                return .notJSON("Content-Type: a body must be application/json (curl: -H 'Content-Type: application/json', or --json), "
+                                + "got \(contentType.map { "\"\($0)\"" } ?? "none")")
             }
         }
         return nil

@@ -256,9 +256,9 @@ final class DemoController: Service, Sendable {
 
             Allocate a second transport by hand (Command trigger, connection 2), activate it and trigger a 3 s clip:
 
-              curl -s -X POST \(commands)/allocatePushTransport -d '\(secondOptions)'
-              curl -s -X POST \(commands)/setTransportStatus -d '{"connectionID": 2, "transportStatus": 0}'
-              curl -s -X POST \(commands)/manuallyTriggerTransport -d '{"connectionID": 2, "activationReason": 0,
+              curl -s -X POST -H 'Content-Type: application/json' \(commands)/allocatePushTransport -d '\(secondOptions)'
+              curl -s -X POST -H 'Content-Type: application/json' \(commands)/setTransportStatus -d '{"connectionID": 2, "transportStatus": 0}'
+              curl -s -X POST -H 'Content-Type: application/json' \(commands)/manuallyTriggerTransport -d '{"connectionID": 2, "activationReason": 0,
                 "timeControl": {"initialDuration": 3, "augmentationDuration": 1, "maxDuration": 6, "blindDuration": 0}}'
               # the events as they happen: curl -sN \(api)/v1/cameras/\(Self.camera)/events
 
