@@ -202,22 +202,33 @@ enum DASHManifestCheck {
 
     /// The MPD's `type` attribute ("dynamic", "static"), nil when the body is no MPD.
     static func type(of body: [UInt8]) -> String? {
-        let parser = XMLParser(data: Data(body))
-        let root = Root()
-        parser.delegate = root
-        guard parser.parse(), root.name == "MPD" else { return nil }
+        guard case .success(let root) = parse(body), root.name == "MPD" else { return nil }
         return root.attributes["type"]
     }
 
     static func problem(in body: [UInt8]) -> String? {
-        let parser = XMLParser(data: Data(body))
-        let root = Root()
-        parser.delegate = root
-        guard parser.parse() else { return "not well-formed XML (\(parser.parserError.map { "\($0)" } ?? "?"))" }
+        let root: Root
+        switch parse(body) {
+        case .success(let parsed): root = parsed
+        case .failure(let reason): return reason.description
+        }
         guard root.name == "MPD" else { return "the root element is \(root.name ?? "missing"), not MPD" }
         guard let type = root.attributes["type"], ["dynamic", "static"].contains(type) else {
             return "MPD@type must be dynamic or static"
         }
         return nil
+    }
+
+    private struct NotXML: Error, CustomStringConvertible { var description: String }
+
+    /// The document's root element, or why the body is not well-formed XML.
+    private static func parse(_ body: [UInt8]) -> Result<Root, NotXML> {
+        let parser = XMLParser(data: Data(body))
+        let root = Root()
+        parser.delegate = root
+        guard parser.parse() else {
+            return .failure(NotXML(description: "not well-formed XML (\(parser.parserError.map { "\($0)" } ?? "?"))"))
+        }
+        return .success(root)
     }
 }

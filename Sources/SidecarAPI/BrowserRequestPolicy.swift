@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HTTPTypes
 import Logging
+import Sidecar
 
 /// What keeps a web page in a browser on the same machine from using the API, which listens on loopback without a
 /// token by default (right for a Matter stack beside it; but every local browser can reach loopback too):
@@ -55,7 +56,7 @@ public struct BrowserRequestPolicy: Sendable, Hashable {
     func acceptsAuthority(_ authority: String) -> Bool {
         if ["0.0.0.0", "::", ""].contains(listenHost) { return true }
         let host = Self.host(of: authority).lowercased()
-        return host == "localhost" || host == listenHost.lowercased() || Self.isLoopback(host)
+        return host == listenHost.lowercased() || ListenAddress(host: host, port: 0).isLoopback
     }
 
     func acceptsOrigin(_ origin: String, authority: String?) -> Bool {
@@ -70,12 +71,6 @@ public struct BrowserRequestPolicy: Sendable, Hashable {
             return String(authority[authority.index(after: authority.startIndex)..<end])
         }
         return String(authority.split(separator: ":", maxSplits: 1).first ?? "")
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        if host == "::1" { return true }
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets.first == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 }
 

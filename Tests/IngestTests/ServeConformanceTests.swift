@@ -27,7 +27,7 @@ extension ServeEndToEndTests {
             if perZoneSensitivity { trigger["motionSensitivity"] = nil }
             options["triggerOptions"] = trigger
             options["expiryTime"] = 3600
-            let id = try await run.allocate(options)
+            let id = try await run.serve.allocate(options)
 
             // Step 2: Zones and MaxZones.
             let zoneManagement = try await serve.json(.GET, "/v1/cameras/cam1/zoneManagement/attributes")
@@ -118,7 +118,7 @@ extension ServeEndToEndTests {
             }
 
             // Steps 6–7: a valid allocation answers its configuration and is Inactive in CurrentConnections.
-            let id = try await run.allocate(run.continuous())
+            let id = try await run.serve.allocate(run.continuous())
             #expect(try await run.find(id).first?["transportStatus"] as? Int == 1)
             let current = try await serve.json(.GET, "/v1/cameras/cam1/attributes/currentConnections")["value"] as? [[String: Any]]
             #expect(current?.count == 1 && current?.first?["transportStatus"] as? Int == 1)
@@ -235,16 +235,6 @@ struct ConformanceRun {
         return options
     }
 
-    /// AllocatePushTransport that must succeed; the new connection's ID.
-    func allocate(_ options: [String: Any], fabric: Int = 1) async throws -> Int {
-        let (code, text) = try await serve.request(.POST, "/v1/cameras/cam1/commands/allocatePushTransport",
-                                                   JSON.text(["transportOptions": options]),
-                                                   headers: [("X-Fabric-Index", "\(fabric)")])
-        try #require(code == 200, "\(code) \(text)")
-        let answer = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
-        return try #require((answer["transportConfiguration"] as? [String: Any])?["connectionID"] as? Int)
-    }
-
     /// FindTransport's configurations for the caller's fabric (`connectionID` nil: all).
     func find(_ connectionID: Int? = nil, fabric: Int = 1) async throws -> [[String: Any]] {
         let (code, text) = try await serve.request(.POST, "/v1/cameras/cam1/commands/findTransport",
@@ -262,7 +252,7 @@ extension ServeEndToEndTests {
         try await ConformanceRun.run { run in
             let formats = try #require(try await run.serve.json(.GET, "/v1/cameras/cam1/attributes/supportedFormats")["value"] as? [[String: Any]])
             #expect(!formats.isEmpty && formats.contains { $0["containerFormat"] as? Int == 0 && $0["ingestMethod"] as? Int == 0 })
-            _ = try await run.allocate(run.continuous())
+            _ = try await run.serve.allocate(run.continuous())
             let current = try #require(try await run.serve.json(.GET, "/v1/cameras/cam1/attributes/currentConnections")["value"] as? [[String: Any]])
             #expect(current.count == 1 && current.allSatisfy { [0, 1].contains($0["transportStatus"] as? Int ?? -1) })
         }
@@ -271,7 +261,7 @@ extension ServeEndToEndTests {
     /// TC-PAVST-2.4: ModifyPushTransport (another fabric is TH2's fabric, `X-Fabric-Index: 2`).
     @Test func tcPAVST24Modify() async throws {
         try await ConformanceRun.run { run in
-            let id = try await run.allocate(run.continuous())
+            let id = try await run.serve.allocate(run.continuous())
             #expect(try await run.command("modifyPushTransport", ["connectionID": id + 1, "transportOptions": run.continuous()]) == "NOT_FOUND")
             #expect(try await run.command("modifyPushTransport", ["connectionID": id, "transportOptions": run.continuous()], fabric: 2)
                     == "NOT_FOUND")
@@ -286,7 +276,7 @@ extension ServeEndToEndTests {
     /// TC-PAVST-2.5: DeallocatePushTransport.
     @Test func tcPAVST25Deallocate() async throws {
         try await ConformanceRun.run { run in
-            let id = try await run.allocate(run.continuous())
+            let id = try await run.serve.allocate(run.continuous())
             #expect(try await run.command("deallocatePushTransport", ["connectionID": id + 1]) == "NOT_FOUND")
             #expect(try await run.command("deallocatePushTransport", ["connectionID": id], fabric: 2) == "NOT_FOUND")
             #expect(try await run.command("deallocatePushTransport", ["connectionID": id]) == "SUCCESS")
@@ -301,7 +291,7 @@ extension ServeEndToEndTests {
             try await serve.waitUntilStreaming()
             let events = try await serve.subscribe()
             defer { events.stop() }
-            let id = try await run.allocate(run.continuous(expiryTime: 3600))
+            let id = try await run.serve.allocate(run.continuous(expiryTime: 3600))
             #expect(try await run.command("setTransportStatus", ["connectionID": id + 1, "transportStatus": 0]) == "NOT_FOUND")
             #expect(try await run.command("setTransportStatus", ["connectionID": id, "transportStatus": 0], fabric: 2) == "NOT_FOUND")
             _ = try await serve.json(.PUT, "/v1/cameras/cam1/attributes/softRecordingPrivacyModeEnabled", #"{"value":true}"#)
@@ -324,7 +314,7 @@ extension ServeEndToEndTests {
         try await ConformanceRun.run { run in
             let serve = run.serve
             let timeControl: [String: Any] = ["initialDuration": 1, "augmentationDuration": 1, "maxDuration": 2, "blindDuration": 1]
-            let continuous = try await run.allocate(run.continuous(expiryTime: 3600))
+            let continuous = try await run.serve.allocate(run.continuous(expiryTime: 3600))
             func trigger(_ id: Int, fabric: Int = 1, timeControl: [String: Any]? = timeControl) async throws -> String {
                 var body: [String: Any] = ["connectionID": id, "activationReason": 0]
                 body["timeControl"] = timeControl
@@ -335,7 +325,7 @@ extension ServeEndToEndTests {
             #expect(try await trigger(continuous) == "FAILURE/8", "Inactive: InvalidTransportStatus")
             try await serve.setActive(continuous)
             #expect(try await trigger(continuous) == "FAILURE/7", "Continuous: InvalidTriggerType")
-            let command = try await run.allocate(run.commandTransport())
+            let command = try await run.serve.allocate(run.commandTransport())
             try await serve.setActive(command)
             #expect(try await trigger(command, timeControl: nil) == "DYNAMIC_CONSTRAINT_ERROR")
             _ = try await serve.json(.PUT, "/v1/cameras/cam1/attributes/softRecordingPrivacyModeEnabled", #"{"value":true}"#)
@@ -348,7 +338,7 @@ extension ServeEndToEndTests {
     /// TC-PAVST-2.8: FindTransport.
     @Test func tcPAVST28FindTransport() async throws {
         try await ConformanceRun.run { run in
-            let id = try await run.allocate(run.continuous())
+            let id = try await run.serve.allocate(run.continuous())
             #expect(try await run.command("findTransport", ["connectionID": id + 1]) == "NOT_FOUND")
             #expect(try await run.command("findTransport", ["connectionID": id], fabric: 2) == "NOT_FOUND")
             #expect(try await run.find(id).map { $0["connectionID"] as? Int } == [id])
@@ -360,7 +350,7 @@ extension ServeEndToEndTests {
     @Test func tcPAVST29ExpiryTime() async throws {
         try await ConformanceRun.run { run in
             let allocated = ContinuousClock.now
-            let id = try await run.allocate(run.continuous(expiryTime: 5))
+            let id = try await run.serve.allocate(run.continuous(expiryTime: 5))
             #expect(try await run.find(id).first?["transportStatus"] as? Int == 1)
             try await Fixtures.waitUntil("the connection expired", timeout: .seconds(10)) {
                 (try await run.serve.json(.GET, "/v1/cameras/cam1/attributes/currentConnections")["value"] as? [Any])?.isEmpty == true

@@ -362,8 +362,7 @@ extension SidecarEngine {
 
     /// The attributes as `fabric` reads them (fabric-sensitive: only its own entries; IDs without the certificates).
     public func tlsCertificateAttributes(fabric: FabricIndex) async throws(TransportCommandError) -> TLSCertificateAttributes {
-        let roots = try await credentialCall { try $0.rootCertificates(fabric: fabric) }
-        let clients = try await credentialCall { try $0.clientIdentities(fabric: fabric) }
+        let (roots, clients) = try await credentialCall { (try $0.rootCertificates(fabric: fabric), try $0.clientIdentities(fabric: fabric)) }
         return TLSCertificateAttributes(
             maxRootCertificates: Self.maxRootCertificates,
             provisionedRootCertificates: roots.map { RootCertificateDetails(caid: $0.caid, certificate: nil) },
