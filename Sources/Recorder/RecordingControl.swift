@@ -168,6 +168,12 @@ public final class RecordingControl: Sendable {
         /// The camera's zones (Zone Management) changed: motion analysis locates motion in these from now on, without
         /// starting over (its background is kept).
         case setZones([MotionZone])
+        /// Zone Management's triggers changed: a removed trigger's zone stops now (if triggered); changed durations
+        /// apply from the zone's next activation.
+        case setZoneTriggers([ZoneTriggers.Trigger])
+        /// The connection's motion filter changed without its options changing (the Zone Management Sensitivity a
+        /// transport without its own sensitivity uses): its running clip goes on, matched by the new filter.
+        case setMotionFilter(connection: UInt16, MotionTriggerFilter)
     }
 
     /// What the recording has seen, for status pages.

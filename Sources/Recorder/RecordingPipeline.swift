@@ -39,6 +39,12 @@ struct RecordingPipeline {
         ])
 
         var analysis = try needsMotion ? MotionAnalysis(video: videoStream, options: options) : nil
+        // Zone Management's triggers, fed every analysed picture.
+        var zoneTriggers = ZoneTriggers(options.zoneTriggers)
+        func reportZoneEvents(_ events: [ZoneTriggers.Event]) {
+            guard let sink = options.zoneEvents else { return }
+            for event in events { sink(event) }
+        }
         // Set when this recording ends (not by a stop request: the reader must not fail before the main stream ends).
         let analysisInterrupt = InterruptFlag()
         // With an analysis source the main stream is never decoded: motion comes from the other stream's pictures.
@@ -165,6 +171,7 @@ struct RecordingPipeline {
                     if sample.anywhere != nil { $0.noteMotion(at: Date()) }
                 }
             }
+            if let sample { reportZoneEvents(zoneTriggers.analysed(sample)) }
             return sample
         }
 
@@ -253,6 +260,10 @@ struct RecordingPipeline {
                     try attached(id)?.retry(at: now, buffer: buffer)
                 case .setZones(let zones):
                     analysis?.replaceZones(zones)
+                case .setMotionFilter(let id, let filter):
+                    attached(id)?.policy.motionFilter = filter
+                case .setZoneTriggers(let triggers):
+                    reportZoneEvents(zoneTriggers.replace(with: triggers))
                 case .sessionFailed(let id, let session, let reason):
                     // Detached runners too: a session cut by a Modify may still be finishing.
                     for runner in runners where runner.connectionID == id {
@@ -394,6 +405,8 @@ struct RecordingPipeline {
             logger.notice("input failed; closing open clips with what was read", metadata: ["error": "\(error)"])
             try? flushVideo()  // pictures read before the fault still belong to their clips
         }
+        // Analysis ended: a zone still triggered stops with it.
+        if analysis != nil { reportZoneEvents(zoneTriggers.finish(at: videoEnd)) }
         // Every runner ends, whatever another one's failure: each open recording gets its End.
         var endFailure: (any Error)?
         for r in runners {

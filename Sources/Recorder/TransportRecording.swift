@@ -11,11 +11,14 @@ extension ClipPolicy {
     /// The clip policy of a transport whose options passed the cluster's validation.
     ///
     /// - Parameters:
-    ///   - zones: the camera's motion zones (Zone Management); a zone's own sensitivity stands in for the Zone
-    ///     Management Sensitivity when the transport names the zone without a sensitivity of its own.
+    ///   - zones: the camera's motion zones (Zone Management); a zone's own sensitivity (serve.yaml) stands in for
+    ///     the Zone Management Sensitivity when the transport names the zone without a sensitivity of its own.
+    ///   - zoneManagementSensitivity: the Zone Management Sensitivity attribute: what a transport with a null
+    ///     motionSensitivity (and no per-zone one) uses.
     ///   - continuousSessionLength: how long a Continuous transport's CMAF sessions last (rule 7).
     public init(
-        transport t: TransportOptionsStruct, zones: [MotionZone], output: URL, continuousSessionLength: MediaTime
+        transport t: TransportOptionsStruct, zones: [MotionZone], zoneManagementSensitivity: UInt8 = 10, output: URL,
+        continuousSessionLength: MediaTime
     ) {
         let triggers = t.triggerOptions
         switch triggers.triggerType {
@@ -25,7 +28,8 @@ extension ClipPolicy {
                     zone: entry.zone.value,
                     sensitivity: Int(triggers.effectiveSensitivity(
                         for: entry,
-                        zoneManagementSensitivity: zones.first { $0.id == entry.zone.value }?.sensitivity.map { UInt8(clamping: $0) })))
+                        zoneManagementSensitivity: zones.first { $0.id == entry.zone.value }?.sensitivity.map { UInt8(clamping: $0) }
+                            ?? zoneManagementSensitivity)))
             }
             let control = triggers.motionTimeControl.map {
                 ClipTimeControl(initial: Int64($0.initialDuration), augmentation: Int64($0.augmentationDuration),
@@ -35,7 +39,8 @@ extension ClipPolicy {
                 trigger: triggers.triggerType == .motion ? .motion : .command,
                 timeControl: control,
                 maxPreRoll: .milliseconds(Int64(triggers.maxPreRollLen ?? 0)),
-                motionFilter: MotionTriggerFilter(zones: entries, sensitivity: Int(triggers.motionSensitivity?.value ?? 10)),
+                motionFilter: MotionTriggerFilter(
+                    zones: entries, sensitivity: Int(triggers.effectiveSensitivity(for: nil, zoneManagementSensitivity: zoneManagementSensitivity))),
                 continuousSessionLength: continuousSessionLength,
                 output: output)
         default:
@@ -52,7 +57,7 @@ extension RecordingOptions {
     /// (``CommonEncryption``). Throws the status the camera answers AllocatePushTransport with for what this recorder
     /// does not implement (FAILURE, as the Matter reference camera answers it): CMAF Interface-2 HLS.
     public init(
-        transport t: TransportOptionsStruct, zones: [MotionZone], output: URL,
+        transport t: TransportOptionsStruct, zones: [MotionZone], zoneManagementSensitivity: UInt8 = 10, output: URL,
         continuousSessionLength: MediaTime = .seconds(300)
     ) throws(TransportCommandError) {
         guard let cmaf = t.containerOptions.cmafContainerOptions else {
@@ -60,7 +65,8 @@ extension RecordingOptions {
         }
         try Self.checkImplemented(cmaf)
         let names = try t.trackNames()
-        let policy = ClipPolicy(transport: t, zones: zones, output: output, continuousSessionLength: continuousSessionLength)
+        let policy = ClipPolicy(transport: t, zones: zones, zoneManagementSensitivity: zoneManagementSensitivity, output: output,
+                                continuousSessionLength: continuousSessionLength)
         self.init(output: output, policies: [policy])
         segmentDuration = .milliseconds(Int64(cmaf.segmentDuration))
         chunkDuration = cmaf.chunkDuration > 0 ? .milliseconds(Int64(cmaf.chunkDuration)) : nil

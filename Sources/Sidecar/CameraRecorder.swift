@@ -33,6 +33,10 @@ public final class CameraRecorder: Sendable {
         var attached: [UInt16: Attachment] = [:]
         /// The camera's zones as Zone Management holds them (serve.yaml's, and those controllers created).
         var zones: [MotionZone]
+        /// Zone Management's triggers, with their sensitivity resolved.
+        var zoneTriggers: [ZoneTriggers.Trigger] = []
+        /// Where ZoneTriggered/ZoneStopped go (the camera's announcer, in order with Begin and End).
+        var zoneEvents: (@Sendable (ZoneTriggers.Event) -> Void)?
         var source: CameraStatus.SourceState = .connecting
         var lastError: String?
         var framesAnalysedBefore = 0
@@ -134,6 +138,36 @@ public final class CameraRecorder: Sendable {
         }
         guard let control else { return }
         submit(.setZones(zones), to: control)
+    }
+
+    /// The connection's motion filter changed (the Zone Management Sensitivity it falls back on was written): its
+    /// running clip goes on under the new filter.
+    public func setMotionFilter(_ id: UInt16, _ filter: MotionTriggerFilter) {
+        let control = state.withLock { state -> RecordingControl? in
+            guard let attachment = state.attached[id], attachment.policy.motionFilter != filter else { return nil }
+            state.attached[id]?.policy.motionFilter = filter
+            return state.control
+        }
+        guard let control else { return }
+        submit(.setMotionFilter(connection: id, filter), to: control)
+    }
+
+    /// Zone Management's triggers changed (or the Sensitivity they use): the running analysis follows at once, and
+    /// every later pass starts with them.
+    public func setZoneTriggers(_ triggers: [ZoneTriggers.Trigger]) {
+        let control = state.withLock { state -> RecordingControl? in
+            guard state.zoneTriggers != triggers else { return nil }
+            state.zoneTriggers = triggers
+            return state.control
+        }
+        guard let control else { return }
+        submit(.setZoneTriggers(triggers), to: control)
+    }
+
+    /// Where each zone's ZoneTriggered/ZoneStopped goes (called on the media thread: hand it on at once). Set before
+    /// ``run()``.
+    public func reportZoneEvents(to sink: @escaping @Sendable (ZoneTriggers.Event) -> Void) {
+        state.withLock { $0.zoneEvents = sink }
     }
 
     /// What refused or failed the connection's recordings may have gone: a recording backing off is tried now.
@@ -240,7 +274,7 @@ public final class CameraRecorder: Sendable {
             options.control = control
             options.alwaysAnalyseMotion = true
             options.paceRealTime = isFile && configuration.live
-            options.zones = state.withLock { $0.zones }
+            (options.zones, options.zoneTriggers, options.zoneEvents) = state.withLock { ($0.zones, $0.zoneTriggers, $0.zoneEvents) }
             options.writeClips = false
             options.analyseKeyframesOnly = configuration.analysis == .keyframes
             // Never synchronous: a camera's recording does not wait for its substream (its pictures apply as they come).

@@ -55,6 +55,7 @@ final class CameraService: Service, Sendable {
         logger[metadataKey: "camera"] = "\(configuration.id)"
         self.logger = logger
         announcer = RecordingAnnouncer(server: server, logger: logger)
+        recorder.reportZoneEvents { [announcer] event in announcer.send(.zone(event)) }
     }
 
     /// Records and uploads until graceful shutdown (or cancellation): then the recorder stops reading and ends its
@@ -62,6 +63,7 @@ final class CameraService: Service, Sendable {
     /// close), the uploads spool what was cut and get `uploadGrace` to deliver it, and the store closes.
     func run() async throws {
         let changes = await server.changes()
+        recorder.setZoneTriggers(await server.resolvedZoneTriggers)
         for connection in await server.allConnections() { await attach(connection) }
         await withDiscardingTaskGroup { group in
             group.addTask { await self.follow(changes) }
@@ -140,9 +142,24 @@ final class CameraService: Service, Sendable {
             case .registriesChanged:
                 // A zone created, changed or removed (Zone Management): the analysis follows at once.
                 recorder.setZones(await server.currentRegistries.sortedZones)
+                // A trigger set or removed, the Sensitivity attribute written: zone events follow at once.
+                recorder.setZoneTriggers(await server.resolvedZoneTriggers)
+                await followZoneSensitivity()
                 // Privacy turned off, a TLS endpoint replaced, …: recordings backing off after a refusal try again now.
                 for connection in await server.allConnections() { recorder.retry(connection.connectionID) }
             }
+        }
+    }
+
+    /// The Zone Management Sensitivity may have changed: every attached Motion transport that falls back on it
+    /// matches motion with the new value from now on (its running clip goes on).
+    private func followZoneSensitivity() async {
+        let registries = await server.currentRegistries
+        for connection in await server.allConnections() where connection.transportOptions.triggerOptions.triggerType == .motion {
+            let policy = ClipPolicy(transport: connection.transportOptions, zones: registries.sortedZones,
+                                    zoneManagementSensitivity: registries.zoneSensitivity, output: recorder.output,
+                                    continuousSessionLength: .seconds(300))
+            recorder.setMotionFilter(connection.connectionID, policy.motionFilter)
         }
     }
 
@@ -157,8 +174,9 @@ final class CameraService: Service, Sendable {
                 retire(previous.upload, reason: "modified")
             }
             let muted = attributes.withLock { $0.recordingMicrophoneMuted }
-            let zones = await server.currentRegistries.sortedZones
-            let policy = try self.policy(connection, upload: upload, zones: zones, includeAudio: !muted)
+            let registries = await server.currentRegistries
+            let policy = try self.policy(connection, upload: upload, zones: registries.sortedZones,
+                                         zoneSensitivity: registries.zoneSensitivity, includeAudio: !muted)
             recorder.attach(id, policy: policy, active: connection.transportStatus == .active)
             logger.info("connection recording", metadata: [
                 "connection": "\(id)", "url": "\(connection.transportOptions.url)",
@@ -193,12 +211,12 @@ final class CameraService: Service, Sendable {
         return logger
     }
 
-    private func policy(_ connection: StoredConnection, upload: ConnectionUpload, zones: [MotionZone],
+    private func policy(_ connection: StoredConnection, upload: ConnectionUpload, zones: [MotionZone], zoneSensitivity: UInt8,
                         includeAudio: Bool) throws -> ClipPolicy {
         let id = connection.connectionID
         let output = recorder.output.appendingPathComponent("connection-\(id)")
         let options = try RecordingOptions(transport: connection.transportOptions, zones: zones,
-                                           output: output)
+                                           zoneManagementSensitivity: zoneSensitivity, output: output)
         var policy = options.policies[0]
         let hasAudio = connection.transportOptions.audioStreamID?.value != nil
         var format = options.sessionFormat

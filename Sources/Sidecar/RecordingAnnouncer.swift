@@ -1,5 +1,6 @@
 import Logging
 import Recorder
+import Timeline
 import TransportModel
 
 /// Carries one camera's Begin and End announcements from its media thread to its cluster, in order, without the
@@ -9,8 +10,9 @@ import TransportModel
 /// the connection's ``Timeline/ConnectionRecording`` machine issued them (an End overtaking its Begin would leave the
 /// Begin unmatched). Tasks started per message give no such order; one stream drained by one task does.
 ///
-/// Bound: each connection has at most one Begin unanswered and sends one End per Begin, so the queue holds a few
-/// messages per connection at most; it is not a buffer that fills with media.
+/// Bound: each connection has at most one Begin unanswered and sends one End per Begin, and each zone with a trigger
+/// sends at most one ZoneTriggered and one ZoneStopped per activation (an activation lasts at least a second), so the
+/// queue holds a few messages per connection and zone at most; it is not a buffer that fills with media.
 final class RecordingAnnouncer: Sendable {
     enum Message: Sendable {
         /// Asks the cluster for the session of `request`; `began` runs once it is accepted, before the answer is
@@ -20,6 +22,9 @@ final class RecordingAnnouncer: Sendable {
         /// The media thread stopped waiting for `request`'s answer: if it was accepted, its End goes out now and
         /// `ended` runs (nothing will be written for it).
         case withdraw(connection: UInt16, BeginRequest, ended: @Sendable (Int) -> Void)
+        /// A zone's ZoneTriggered/ZoneStopped (Zone Management): through the same queue, so a ZoneTriggered is logged
+        /// before the Begin the same motion causes.
+        case zone(ZoneTriggers.Event)
     }
 
     private let server: PushAVStreamTransportServer
@@ -59,6 +64,8 @@ final class RecordingAnnouncer: Sendable {
                     await server.recordingEnded(connectionID: connection, sessionNumber: UInt64(session))
                     ended(session)
                 }
+            case .zone(let event):
+                await server.emitZoneEvent(event)
             }
         }
     }

@@ -79,7 +79,7 @@ struct APIError: Error, CustomStringConvertible {
         case .cluster: .unprocessableContent
         case .interactionModel(let status):
             switch status {
-            case .notFound, .unsupportedCommand: .notFound
+            case .notFound, .unsupportedCommand, .unsupportedAttribute: .notFound
             case .unsupportedAccess: .forbidden
             case .constraintError, .invalidCommand, .dynamicConstraintError: .badRequest
             // The request is fine but the node's state refuses it now: uploads pending, privacy on, no connection
@@ -101,6 +101,7 @@ extension InteractionModelStatus {
         case .failure: "FAILURE"
         case .unsupportedAccess: "UNSUPPORTED_ACCESS"
         case .unsupportedCommand: "UNSUPPORTED_COMMAND"
+        case .unsupportedAttribute: "UNSUPPORTED_ATTRIBUTE"
         case .invalidCommand: "INVALID_COMMAND"
         case .constraintError: "CONSTRAINT_ERROR"
         case .resourceExhausted: "RESOURCE_EXHAUSTED"

@@ -148,6 +148,18 @@ public struct EmptyResponse: Codable, Sendable, Hashable {
     public init() {}
 }
 
+/// Zone Management CreateOrUpdateTrigger.
+public struct CreateOrUpdateTriggerRequest: Codable, Sendable, Hashable {
+    public var trigger: ZoneTriggerControlStruct
+    public init(trigger: ZoneTriggerControlStruct) { self.trigger = trigger }
+}
+
+/// Zone Management RemoveTrigger.
+public struct RemoveTriggerRequest: Codable, Sendable, Hashable {
+    public var zoneID: UInt16
+    public init(zoneID: UInt16) { self.zoneID = zoneID }
+}
+
 /// `GET`/`PUT /v1/cameras/{camera}/attributes/{name}`: an attribute's value, and the body of a write.
 public struct AttributeValue<Value: Codable & Sendable & Hashable>: Codable, Sendable, Hashable {
     public var value: Value

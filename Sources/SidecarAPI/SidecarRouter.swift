@@ -248,6 +248,23 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
                 try await refusal { try await transport.removeZone(zoneID: body.zoneID) }
                 return try JSONResponse.make(EmptyResponse())
             },
+            zoneCommand("createOrUpdateTrigger") { transport, request in
+                let body = try await RequestReading.json(CreateOrUpdateTriggerRequest.self, from: request)
+                try await refusal { try await transport.createOrUpdateTrigger(body.trigger) }
+                return try JSONResponse.make(EmptyResponse())
+            },
+            zoneCommand("removeTrigger") { transport, request in
+                let body = try await RequestReading.json(RemoveTriggerRequest.self, from: request)
+                try await refusal { try await transport.removeTrigger(zoneID: body.zoneID) }
+                return try JSONResponse.make(EmptyResponse())
+            },
+            // The Sensitivity attribute is writable (Operate privilege); the whole cluster is read above.
+            Route(signature: .init(method: .put, path: "/v1/cameras/{camera}/zoneManagement/attributes/sensitivity")) { request, context in
+                let (_, transport) = try transport(context)
+                let body = try await RequestReading.json(AttributeValue<UInt8>.self, from: request)
+                try await refusal { try await transport.setZoneSensitivity(body.value) }
+                return try JSONResponse.make(AttributeValue(value: body.value))
+            },
         ]
     }
 

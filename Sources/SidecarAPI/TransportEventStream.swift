@@ -100,7 +100,7 @@ struct TransportEventStream: Sendable {
             group.addTask {
                 for await entry in events {
                     // Another fabric's event, or one the replay already delivered: not this subscriber's.
-                    guard entry.fabricIndex == fabric, entry.number > liveAbove ?? 0 else { continue }
+                    guard entry.fabricIndex == fabric || entry.fabricIndex == CameraEvent.noFabric, entry.number > liveAbove ?? 0 else { continue }
                     if case .dropped = itemSink.yield(.event(entry)) {
                         flags.overflowed.store(true, ordering: .relaxed)
                         break
@@ -140,30 +140,22 @@ struct TransportEventStream: Sendable {
     /// One SSE frame: `id` (the event number), `event`, one `data` line of JSON (JSON never contains a raw newline).
     static func frame(_ entry: LoggedTransportEvent) throws -> String {
         let data = try JSONResponse.encoder().encode(EventFields(entry.event))
-        return "id: \(entry.number)\nevent: \(entry.event.typeName)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
+        return "id: \(entry.number)\nevent: \(entry.event.name)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
     }
 }
 
-extension PushAVStreamTransportEvent {
-    /// The event's name in the cluster: the SSE `event:` and the JSON `type`.
-    var typeName: String {
-        switch self {
-        case .pushTransportBegin: "PushTransportBegin"
-        case .pushTransportEnd: "PushTransportEnd"
-        }
-    }
-}
-
-/// An event's own fields, encoded as the PushTransportBegin / PushTransportEnd schema.
+/// An event's own fields, encoded as its schema (PushTransportBegin, PushTransportEnd, ZoneTriggered, ZoneStopped).
 struct EventFields: Encodable {
-    let event: PushAVStreamTransportEvent
+    let event: CameraEvent
 
-    init(_ event: PushAVStreamTransportEvent) { self.event = event }
+    init(_ event: CameraEvent) { self.event = event }
 
     func encode(to encoder: any Encoder) throws {
         switch event {
         case .pushTransportBegin(let begin): try begin.encode(to: encoder)
         case .pushTransportEnd(let end): try end.encode(to: encoder)
+        case .zoneTriggered(let triggered): try triggered.encode(to: encoder)
+        case .zoneStopped(let stopped): try stopped.encode(to: encoder)
         }
     }
 }
@@ -179,7 +171,7 @@ struct EventLogPage: Encodable {
         init(_ logged: LoggedTransportEvent) {
             number = logged.number
             time = logged.time
-            type = logged.event.typeName
+            type = logged.event.name
             event = EventFields(logged.event)
         }
     }

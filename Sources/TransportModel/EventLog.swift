@@ -10,9 +10,9 @@ public struct LoggedTransportEvent: Sendable, Hashable {
     public var time: Date
     /// The fabric of the connection the event concerns (kept for an End whose connection is already gone).
     public var fabricIndex: FabricIndex
-    public var event: PushAVStreamTransportEvent
+    public var event: CameraEvent
 
-    public init(number: UInt64, time: Date, fabricIndex: FabricIndex, event: PushAVStreamTransportEvent) {
+    public init(number: UInt64, time: Date, fabricIndex: FabricIndex, event: CameraEvent) {
         self.number = number
         self.time = time
         self.fabricIndex = fabricIndex
@@ -53,7 +53,8 @@ public protocol TransportEventLog: Sendable {
     func reserveEventNumbers(below limit: UInt64) throws
     /// Adds an entry (numbers arrive in increasing order) and prunes what `EventLogRetention` no longer keeps.
     func append(_ entry: LoggedTransportEvent) throws
-    /// Entries numbered above `number`, of `fabric` (nil: every fabric), oldest first, at most `limit`.
+    /// Entries numbered above `number`, of `fabric` and of no fabric (zone events), or of every fabric when `fabric`
+    /// is nil; oldest first, at most `limit`.
     func events(after number: UInt64, fabric: FabricIndex?, limit: Int) throws -> [LoggedTransportEvent]
 }
 
@@ -95,7 +96,7 @@ public final class VolatileTransportEventLog: TransportEventLog {
     public func events(after number: UInt64, fabric: FabricIndex?, limit: Int) throws -> [LoggedTransportEvent] {
         state.withLock { state in
             Array(state.entries.lazy
-                .filter { $0.number > number && (fabric == nil || $0.fabricIndex == fabric) }
+                .filter { $0.number > number && (fabric == nil || $0.fabricIndex == fabric || $0.fabricIndex == CameraEvent.noFabric) }
                 .prefix(max(0, limit)))
         }
     }

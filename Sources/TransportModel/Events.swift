@@ -36,15 +36,34 @@ public struct PushTransportEnd: Codable, Sendable, Hashable {
     }
 }
 
-/// The cluster's events, in the order they happened.
-public enum PushAVStreamTransportEvent: Sendable, Hashable {
+/// The events of the camera's endpoint, in the order they happened: the Push AV Stream Transport cluster's
+/// PushTransportBegin/End and the Zone Management cluster's ZoneTriggered/ZoneStopped. One type because Matter numbers
+/// every event of a node in one sequence, so one log (and one event stream) holds both clusters' events in order.
+public enum CameraEvent: Sendable, Hashable {
     case pushTransportBegin(PushTransportBegin)
     case pushTransportEnd(PushTransportEnd)
+    case zoneTriggered(ZoneTriggeredEvent)
+    case zoneStopped(ZoneStoppedEvent)
 
-    public var connectionID: UInt16 {
+    /// The fabric a zone event is logged with: zones are the camera's, not a fabric's, so every fabric reads them.
+    public static let noFabric: FabricIndex = 0
+
+    /// The connection a transport event concerns; nil for zone events.
+    public var connectionID: UInt16? {
         switch self {
         case .pushTransportBegin(let begin): begin.connectionID
         case .pushTransportEnd(let end): end.connectionID
+        case .zoneTriggered, .zoneStopped: nil
+        }
+    }
+
+    /// The event's name in the specification: the SSE event type and the event log's `type` column.
+    public var name: String {
+        switch self {
+        case .pushTransportBegin: "PushTransportBegin"
+        case .pushTransportEnd: "PushTransportEnd"
+        case .zoneTriggered: "ZoneTriggered"
+        case .zoneStopped: "ZoneStopped"
         }
     }
 }

@@ -1,3 +1,4 @@
+import Timeline
 import Foundation
 import Motion
 
@@ -455,6 +456,8 @@ public actor PushAVStreamTransportServer {
                 zone.source = .manufacturer
                 registries.zones[zone.id] = zone
             }
+            // A trigger whose zone the configuration no longer lists goes with it.
+            registries.zoneTriggers = registries.zoneTriggers.filter { registries.zones[$0.key] != nil }
         }
         return replaced
     }
@@ -462,11 +465,66 @@ public actor PushAVStreamTransportServer {
     // MARK: - Zone Management
 
     /// The Zone Management attributes: the zones (manufacturer and user), MaxZones (what a transport may name, and
-    /// how many zones the camera holds), MaxUserDefinedZones.
+    /// how many zones the camera holds), MaxUserDefinedZones, the triggers and the Sensitivity (absent under
+    /// PERZONESENS, which this camera offers on both clusters or neither).
     public var zoneManagementAttributes: ZoneManagementAttributes {
-        ZoneManagementAttributes(
-            featureMap: ZoneManagement.featureMap, maxZones: capabilities.maxZones, maxUserDefinedZones: capabilities.maxZones,
-            sensitivityMax: 10, zones: registries.sortedZones.map(ZoneInformationStruct.init))
+        let perZone = capabilities.features.contains(.perZoneSensitivity)
+        return ZoneManagementAttributes(
+            featureMap: ZoneManagement.featureMap(perZoneSensitivity: perZone), maxZones: capabilities.maxZones,
+            maxUserDefinedZones: capabilities.maxZones, sensitivityMax: ZoneManagement.sensitivityMax,
+            sensitivity: perZone ? nil : registries.zoneSensitivity,
+            zones: registries.sortedZones.map(ZoneInformationStruct.init), triggers: registries.sortedZoneTriggers)
+    }
+
+    /// CreateOrUpdateTrigger: NOT_FOUND for a zone the camera does not hold; the durations and sensitivity as
+    /// `ZoneManagement.validate(_:perZoneSensitivity:)` says. The running analysis follows at once.
+    public func createOrUpdateTrigger(_ trigger: ZoneTriggerControlStruct) throws(TransportCommandError) {
+        try ZoneManagement.validate(trigger, perZoneSensitivity: capabilities.features.contains(.perZoneSensitivity))
+        guard registries.zones[trigger.zoneID] != nil else {
+            throw .im(.notFound, "trigger.zoneID: no zone \(trigger.zoneID)")
+        }
+        try updateRegistries { $0.zoneTriggers[trigger.zoneID] = trigger }
+    }
+
+    /// RemoveTrigger: NOT_FOUND when the zone has none. A zone triggered now stops (ZoneStopped, ActionStopped).
+    public func removeTrigger(zoneID: UInt16) throws(TransportCommandError) {
+        guard registries.zoneTriggers[zoneID] != nil else {
+            throw .im(.notFound, "zoneID: zone \(zoneID) has no trigger")
+        }
+        try updateRegistries { $0.zoneTriggers[zoneID] = nil }
+    }
+
+    /// Writes the Sensitivity attribute: CONSTRAINT_ERROR outside 1…SensitivityMax; UNSUPPORTED_ATTRIBUTE under
+    /// PERZONESENS (the attribute does not exist there). Triggers and transports without a sensitivity of their own
+    /// follow it at once.
+    public func setZoneSensitivity(_ value: UInt8) throws(TransportCommandError) {
+        guard !capabilities.features.contains(.perZoneSensitivity) else {
+            throw .im(.unsupportedAttribute, "sensitivity: this camera sets sensitivity per zone (PERZONESENS)")
+        }
+        guard (1...ZoneManagement.sensitivityMax).contains(value) else {
+            throw .im(.constraintError, "sensitivity: 1…\(ZoneManagement.sensitivityMax), got \(value)")
+        }
+        try updateRegistries { $0.zoneSensitivity = value }
+    }
+
+    /// The triggers the detector applies, each with its sensitivity resolved (its own under PERZONESENS, else the
+    /// Sensitivity attribute).
+    public var resolvedZoneTriggers: [ZoneTriggers.Trigger] {
+        registries.sortedZoneTriggers.map { trigger in
+            ZoneTriggers.Trigger(zone: trigger.zoneID, timeControl: trigger.timeControl,
+                                 sensitivity: Int(trigger.sensitivity ?? registries.zoneSensitivity))
+        }
+    }
+
+    /// A ZoneTriggered or ZoneStopped the camera's analysis produced: numbered and logged like every event of this
+    /// endpoint. Zone events belong to no fabric (zones are the camera's), so every fabric reads them.
+    public func emitZoneEvent(_ event: ZoneTriggers.Event) {
+        switch event {
+        case .triggered(let zone, _):
+            emit(.zoneTriggered(ZoneTriggeredEvent(zone: zone)), fabric: CameraEvent.noFabric)
+        case .stopped(let zone, let reason, _):
+            emit(.zoneStopped(ZoneStoppedEvent(zone: zone, reason: reason)), fabric: CameraEvent.noFabric)
+        }
     }
 
     /// CreateTwoDCartesianZone: a user zone under the lowest free ZoneID. RESOURCE_EXHAUSTED when the camera holds
@@ -501,9 +559,13 @@ public actor PushAVStreamTransportServer {
     }
 
     /// RemoveZone: NOT_FOUND for an unknown zone, CONSTRAINT_ERROR for a manufacturer zone, INVALID_IN_STATE while
-    /// a transport's `motionZones` names it (removing it would silently widen that transport to other motion).
+    /// a transport's `motionZones` names it (removing it would silently widen that transport to other motion) or a
+    /// trigger is set on it (RemoveTrigger first, as the reference server requires).
     public func removeZone(zoneID: UInt16) throws(TransportCommandError) {
         try userZone(zoneID)
+        guard registries.zoneTriggers[zoneID] == nil else {
+            throw .im(.invalidInState, "zoneID: zone \(zoneID) has a trigger; remove it first (removeTrigger)")
+        }
         let naming = connections.values.filter { connection in
             connection.transportOptions.triggerOptions.motionZones?.value?.contains { $0.zone.value == zoneID } ?? false
         }.map(\.connectionID).sorted()
@@ -648,7 +710,7 @@ public actor PushAVStreamTransportServer {
     }
 
     /// Numbers, logs, then broadcasts one event. Log failures are reported, never thrown: the event goes out anyway.
-    private func emit(_ event: PushAVStreamTransportEvent, fabric: FabricIndex) {
+    private func emit(_ event: CameraEvent, fabric: FabricIndex) {
         let number = takeEventNumber()
         let entry = LoggedTransportEvent(number: number, time: clock.now(), fabricIndex: fabric, event: event)
         do { try eventLog.append(entry) } catch { reportEventLogFailure(error) }

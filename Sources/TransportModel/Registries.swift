@@ -114,11 +114,18 @@ public struct TransportRegistries: Sendable, Hashable {
     public var videoStreams: [UInt16: AllocatedVideoStream]
     public var audioStreams: [UInt16: AllocatedAudioStream]
     public var privacyModes: PrivacyModes
+    /// Zone Management's Triggers attribute, by zone.
+    public var zoneTriggers: [UInt16: ZoneTriggerControlStruct]
+    /// Zone Management's Sensitivity attribute (ignored under PERZONESENS).
+    public var zoneSensitivity: UInt8
 
     public init(
         tlsEndpoints: [TLSEndpoint] = [], zones: [MotionZone] = [], videoStreams: [AllocatedVideoStream] = [],
-        audioStreams: [AllocatedAudioStream] = [], privacyModes: PrivacyModes = PrivacyModes()
+        audioStreams: [AllocatedAudioStream] = [], privacyModes: PrivacyModes = PrivacyModes(),
+        zoneTriggers: [ZoneTriggerControlStruct] = [], zoneSensitivity: UInt8 = ZoneManagement.defaultSensitivity
     ) {
+        self.zoneTriggers = Dictionary(zoneTriggers.map { ($0.zoneID, $0) }, uniquingKeysWith: { _, last in last })
+        self.zoneSensitivity = zoneSensitivity
         self.tlsEndpoints = Dictionary(
             tlsEndpoints.map { (TLSEndpointKey(fabricIndex: $0.fabricIndex, endpointID: $0.endpointID), $0) },
             uniquingKeysWith: { _, last in last })
@@ -132,6 +139,8 @@ public struct TransportRegistries: Sendable, Hashable {
 extension TransportRegistries {
     /// The zones by ID: the order the detector and the Zones attribute list them in.
     public var sortedZones: [MotionZone] { zones.values.sorted { $0.id < $1.id } }
+    /// The triggers by zone ID, as the Triggers attribute lists them.
+    public var sortedZoneTriggers: [ZoneTriggerControlStruct] { zoneTriggers.values.sorted { $0.zoneID < $1.zoneID } }
 }
 
 /// The cluster's FeatureMap.

@@ -23,6 +23,7 @@ public enum InteractionModelStatus: UInt8, Codable, Sendable, CaseIterable {
     case unsupportedAccess = 0x7E
     case unsupportedCommand = 0x81
     case invalidCommand = 0x85
+    case unsupportedAttribute = 0x86
     case constraintError = 0x87
     case resourceExhausted = 0x89
     case notFound = 0x8B

@@ -159,7 +159,8 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
         encoder.outputFormatting = [.sortedKeys]
         try pool.write { db in
             // The registries are small and change rarely: rewrite them whole, in one transaction.
-            for table in ["tlsClientCertificate", "tlsEndpoint", "zone", "videoStream", "audioStream", "privacyModes"] {
+            for table in ["tlsClientCertificate", "tlsEndpoint", "zone", "videoStream", "audioStream", "privacyModes",
+                          "zoneTrigger", "zoneSettings"] {
                 try db.execute(sql: "DELETE FROM \(table)")
             }
             for endpoint in registries.tlsEndpoints.values {
@@ -217,6 +218,16 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
                     privacy.hardPrivacyModeOn, privacy.softRecordingPrivacyModeEnabled,
                     privacy.softLivestreamPrivacyModeEnabled,
                 ])
+            for trigger in registries.zoneTriggers.values {
+                try db.execute(
+                    sql: """
+                        INSERT INTO zoneTrigger (zoneID, initialDuration, augmentationDuration, maxDuration, blindDuration, sensitivity)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [Int(trigger.zoneID), Int64(trigger.initialDuration), Int64(trigger.augmentationDuration),
+                                Int64(trigger.maxDuration), Int64(trigger.blindDuration), trigger.sensitivity.map { Int($0) }])
+            }
+            try db.execute(sql: "INSERT INTO zoneSettings (id, sensitivity) VALUES (1, ?)", arguments: [Int(registries.zoneSensitivity)])
         }
     }
 
@@ -266,8 +277,9 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
             var sql = "SELECT * FROM eventLog WHERE number > ?"
             var arguments: StatementArguments = [Int64(clamping: number)]
             if let fabric {
-                sql += " AND fabricIndex = ?"
-                arguments += [Int(fabric)]
+                // Zone events belong to no fabric: every fabric reads them.
+                sql += " AND fabricIndex IN (?, ?)"
+                arguments += [Int(fabric), Int(CameraEvent.noFabric)]
             }
             sql += " ORDER BY number LIMIT ?"
             arguments += [max(0, limit)]
@@ -277,11 +289,13 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
                 let fabricIndex: Int = row["fabricIndex"]
                 let type: String = row["type"]
                 let json: Data = row["event"]
-                let event: PushAVStreamTransportEvent
+                let event: CameraEvent
                 do {
                     switch type {
                     case "PushTransportBegin": event = .pushTransportBegin(try decoder.decode(PushTransportBegin.self, from: json))
                     case "PushTransportEnd": event = .pushTransportEnd(try decoder.decode(PushTransportEnd.self, from: json))
+                    case "ZoneTriggered": event = .zoneTriggered(try decoder.decode(ZoneTriggeredEvent.self, from: json))
+                    case "ZoneStopped": event = .zoneStopped(try decoder.decode(ZoneStoppedEvent.self, from: json))
                     default: throw TransportStoreError.undecodableRow(table: "eventLog", key: "\(number)", reason: "unknown type \(type)")
                     }
                 } catch let error as TransportStoreError {
@@ -296,13 +310,16 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
         }
     }
 
-    private static func encode(_ event: PushAVStreamTransportEvent) throws -> (String, Data) {
+    private static func encode(_ event: CameraEvent) throws -> (String, Data) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        return switch event {
-        case .pushTransportBegin(let begin): ("PushTransportBegin", try encoder.encode(begin))
-        case .pushTransportEnd(let end): ("PushTransportEnd", try encoder.encode(end))
+        let json: Data = switch event {
+        case .pushTransportBegin(let begin): try encoder.encode(begin)
+        case .pushTransportEnd(let end): try encoder.encode(end)
+        case .zoneTriggered(let triggered): try encoder.encode(triggered)
+        case .zoneStopped(let stopped): try encoder.encode(stopped)
         }
+        return (event.name, json)
     }
 
     // MARK: - Reading
@@ -387,8 +404,23 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
                 hardPrivacyModeOn: row["hardPrivacyModeOn"], softRecordingPrivacyModeEnabled: row["softRecordingPrivacyModeEnabled"],
                 softLivestreamPrivacyModeEnabled: row["softLivestreamPrivacyModeEnabled"])
         }
+        let triggers = try Row.fetchAll(db, sql: "SELECT * FROM zoneTrigger").map { row in
+            let zoneID: Int = row["zoneID"]
+            let initial: Int64 = row["initialDuration"]
+            let augmentation: Int64 = row["augmentationDuration"]
+            let maximum: Int64 = row["maxDuration"]
+            let blind: Int64 = row["blindDuration"]
+            let sensitivity: Int? = row["sensitivity"]
+            return ZoneTriggerControlStruct(
+                zoneID: UInt16(truncatingIfNeeded: zoneID), initialDuration: UInt32(truncatingIfNeeded: initial),
+                augmentationDuration: UInt32(truncatingIfNeeded: augmentation), maxDuration: UInt32(truncatingIfNeeded: maximum),
+                blindDuration: UInt32(truncatingIfNeeded: blind), sensitivity: sensitivity.map { UInt8(truncatingIfNeeded: $0) })
+        }
+        let sensitivity = try Int.fetchOne(db, sql: "SELECT sensitivity FROM zoneSettings WHERE id = 1")
         return TransportRegistries(
-            tlsEndpoints: endpoints, zones: zones, videoStreams: videoStreams, audioStreams: audioStreams, privacyModes: privacy)
+            tlsEndpoints: endpoints, zones: zones, videoStreams: videoStreams, audioStreams: audioStreams, privacyModes: privacy,
+            zoneTriggers: triggers,
+            zoneSensitivity: sensitivity.map { UInt8(truncatingIfNeeded: $0) } ?? ZoneManagement.defaultSensitivity)
     }
 
     // MARK: - Schema
@@ -494,6 +526,22 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
             try db.alter(table: "zone") { t in
                 t.add(column: "source", .integer).notNull().defaults(to: 0)
                 t.add(column: "color", .text)
+            }
+        }
+        // Zone Management's Triggers and Sensitivity attributes.
+        migrator.registerMigration("v6: zone triggers and sensitivity") { db in
+            try db.create(table: "zoneTrigger") { t in
+                t.primaryKey("zoneID", .integer)
+                t.column("initialDuration", .integer).notNull()
+                t.column("augmentationDuration", .integer).notNull()
+                t.column("maxDuration", .integer).notNull()
+                t.column("blindDuration", .integer).notNull()
+                // Only under PERZONESENS.
+                t.column("sensitivity", .integer)
+            }
+            try db.create(table: "zoneSettings") { t in
+                t.primaryKey("id", .integer).check { $0 == 1 }
+                t.column("sensitivity", .integer).notNull()
             }
         }
         return migrator

@@ -88,6 +88,68 @@ extension ServeEndToEndTests {
         await server.stop()
     }
 
+    /// Zone Management's triggers through the real process: a controller's zone over the whole picture with a short
+    /// trigger reports ZoneTriggered and ZoneStopped in the event log as the looped file's motion comes and goes,
+    /// alternating, numbered with the transport events, read by every fabric; the zone cannot go while its trigger
+    /// stands, and after RemoveTrigger no more zone events come.
+    @Test func zoneTriggersReportZoneTriggeredAndZoneStopped() async throws {
+        let ingest = try await ServeIngest("zonetriggers")
+        defer { try? FileManager.default.removeItem(at: ingest.directory) }
+        let serve = try await Serve(directory: ingest.directory, media: Self.media)
+        do {
+            try await serve.waitUntilStreaming()
+            let vertices = [[0, 0], [1279, 0], [1279, 719], [0, 719]].map { ["x": $0[0], "y": $0[1]] }
+            let created = try await serve.json(.POST, "/v1/cameras/cam1/zoneManagement/commands/createTwoDCartesianZone",
+                                               JSON.text(["zone": ["name": "everything", "use": 0, "vertices": vertices]]))
+            let zone = try #require(created["zoneID"] as? Int)
+            let trigger: [String: Any] = ["zoneID": zone, "initialDuration": 1, "augmentationDuration": 1, "maxDuration": 2,
+                                          "blindDuration": 0]
+            _ = try await serve.json(.POST, "/v1/cameras/cam1/zoneManagement/commands/createOrUpdateTrigger",
+                                     JSON.text(["trigger": trigger]))
+            let attributes = try await serve.json(.GET, "/v1/cameras/cam1/zoneManagement/attributes")
+            #expect((attributes["triggers"] as? [[String: Any]])?.compactMap { $0["zoneID"] as? Int } == [zone])
+            #expect(attributes["sensitivity"] as? Int == 10 && attributes["featureMap"] as? Int == 0b101)
+
+            var log: [LoggedEvent] = []
+            try await Fixtures.waitUntil("a ZoneTriggered and its ZoneStopped", timeout: .seconds(30)) {
+                log = try await logged(serve, since: 0)
+                return log.contains { $0.type == "ZoneStopped" }
+            }
+            let zoneEvents = log.filter { $0.type.hasPrefix("Zone") }
+            #expect(zoneEvents.first?.type == "ZoneTriggered", "\(log)")
+            for (index, event) in zoneEvents.enumerated() {
+                #expect(event.type == (index.isMultiple(of: 2) ? "ZoneTriggered" : "ZoneStopped"), "alternating: \(zoneEvents)")
+                #expect(event.event.contains("\"zone\":\(zone)"), "\(event)")
+            }
+            let stopped = try #require(zoneEvents.first { $0.type == "ZoneStopped" })
+            #expect(stopped.event.contains("\"reason\":0") || stopped.event.contains("\"reason\":1"), "\(stopped)")
+            // Zones belong to no fabric: another fabric reads the same events.
+            let (status, text) = try await serve.request(.GET, "/v1/cameras/cam1/events?since=0&limit=1000",
+                                                         headers: [("Accept", "application/json"), ("X-Fabric-Index", "2")])
+            #expect(status == 200 && text.contains("ZoneTriggered"), "\(status) \(text)")
+
+            // The zone stays while its trigger does (INVALID_IN_STATE); RemoveTrigger, then RemoveZone.
+            let (refused, refusal) = try await serve.request(.POST, "/v1/cameras/cam1/zoneManagement/commands/removeZone",
+                                                             JSON.text(["zoneID": zone]))
+            #expect(refused == 409 && refusal.contains("INVALID_IN_STATE"), "\(refused) \(refusal)")
+            _ = try await serve.json(.POST, "/v1/cameras/cam1/zoneManagement/commands/removeTrigger", JSON.text(["zoneID": zone]))
+            // Once the trigger is gone the zone is not triggered: the last zone event is a ZoneStopped (the one the
+            // removal sends if the zone was triggered), and none follows.
+            var afterRemoval: [LoggedEvent] = []
+            try await Fixtures.waitUntil("the zone's last event is a ZoneStopped", timeout: .seconds(10)) {
+                afterRemoval = try await logged(serve, since: 0).filter { $0.type.hasPrefix("Zone") }
+                return afterRemoval.last?.type == "ZoneStopped"
+            }
+            _ = try await serve.json(.POST, "/v1/cameras/cam1/zoneManagement/commands/removeZone", JSON.text(["zoneID": zone]))
+            try await serve.waitForFrames(30)
+            #expect(try await logged(serve, since: 0).filter { $0.type.hasPrefix("Zone") } == afterRemoval)
+        } catch {
+            try await serve.shutdown()
+            throw error
+        }
+        try await serve.shutdown()
+    }
+
     /// One entry of the JSON read: its number and type, and the event's fields as JSON text.
     struct LoggedEvent: Equatable, CustomStringConvertible {
         var number: UInt64

@@ -137,6 +137,15 @@ struct Serve {
         }
     }
 
+    /// Waits until the camera analysed `count` more pictures than it had when called: what a test waits for to show
+    /// that something did *not* happen while the pipeline kept running.
+    func waitForFrames(_ count: Int, timeout: Duration = .seconds(20)) async throws {
+        let start = try #require(try await camera()["framesAnalysed"] as? Int)
+        try await Fixtures.waitUntil("\(count) more analysed pictures", timeout: timeout) {
+            (try await camera()["framesAnalysed"] as? Int ?? 0) >= start + count
+        }
+    }
+
     /// Subscribes to the camera's events (returns once the server confirmed the subscription).
     func subscribe() async throws -> EventFeed {
         try await EventFeed.start(client: client, url: api + "/v1/cameras/cam1/events", authorization: authorization)

@@ -100,7 +100,7 @@ let refusalCases: [RefusalCase] = [
     @Test(arguments: InteractionModelStatus.allCases)
     func interactionModelStatusMapping(_ status: InteractionModelStatus) {
         let expected: Int = switch status {
-        case .notFound, .unsupportedCommand: 404
+        case .notFound, .unsupportedCommand, .unsupportedAttribute: 404
         case .unsupportedAccess: 403
         case .constraintError, .invalidCommand, .dynamicConstraintError: 400
         case .busy, .invalidInState, .resourceExhausted, .alreadyExists: 409

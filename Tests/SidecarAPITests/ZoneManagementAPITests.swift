@@ -15,7 +15,7 @@ import TransportModel
             let answer = try await client.call(.get, "/v1/cameras/cam1/zoneManagement/attributes")
             #expect(answer.status == .ok)
             let attributes = try JSONDecoder().decode(ZoneManagementAttributes.self, from: Data(answer.text.utf8))
-            #expect(attributes.maxZones == 3 && attributes.featureMap == 3 && attributes.sensitivityMax == 10)
+            #expect(attributes.maxZones == 3 && attributes.featureMap == 0b101 && attributes.sensitivityMax == 10 && attributes.sensitivity == 10)
             #expect(attributes.zones.map(\.zoneID) == [1, 2, 3] && attributes.zones.allSatisfy { $0.zoneSource == 0 })
             #expect(attributes.zones[0].twoDCartesianZone.vertices == [.init(x: 10, y: 10), .init(x: 20, y: 10), .init(x: 20, y: 20)])
         }

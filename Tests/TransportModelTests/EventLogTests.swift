@@ -135,7 +135,7 @@ struct EventLogTests {
     func volatileRetention() throws {
         let log = VolatileTransportEventLog(retention: EventLogRetention(maxEntries: 3, maxAge: 60))
         let start = Date(timeIntervalSince1970: 1_750_000_000)
-        let end = PushAVStreamTransportEvent.pushTransportEnd(.init(connectionID: 1))
+        let end = CameraEvent.pushTransportEnd(.init(connectionID: 1))
         for (number, seconds) in [(1, 0), (2, 10), (3, 20), (4, 30), (5, 100)] as [(UInt64, TimeInterval)] {
             try log.append(LoggedTransportEvent(number: number, time: start.addingTimeInterval(seconds), fabricIndex: 1, event: end))
             if number == 4 { #expect(log.allEntries.map(\.number) == [2, 3, 4], "count bound") }

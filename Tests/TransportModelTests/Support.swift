@@ -128,14 +128,14 @@ func collect<Element: Sendable>(_ stream: AsyncStream<Element>) async -> [Elemen
 /// The events of `server` produced by `body`, in order.
 func events(
     of server: PushAVStreamTransportServer, during body: () async throws -> Void
-) async rethrows -> [PushAVStreamTransportEvent] {
+) async rethrows -> [CameraEvent] {
     let stream = await server.events()
     try await body()
     await server.finishSubscriptions()
     return await collect(stream).map(\.event)
 }
 
-extension PushAVStreamTransportEvent {
+extension CameraEvent {
     var begin: PushTransportBegin? { if case .pushTransportBegin(let begin) = self { begin } else { nil } }
     var end: PushTransportEnd? { if case .pushTransportEnd(let end) = self { end } else { nil } }
 }

@@ -140,6 +140,11 @@ struct TransportStoreTests {
             let path = directory.appendingPathComponent("t.sqlite").path
             var registries = testRegistries
             registries.privacyModes = PrivacyModes(softLivestreamPrivacyModeEnabled: true)
+            registries.zoneSensitivity = 4
+            registries.zoneTriggers = [
+                1: ZoneTriggerControlStruct(zoneID: 1, initialDuration: 5, augmentationDuration: 2, maxDuration: 65535, blindDuration: 0),
+                7: ZoneTriggerControlStruct(zoneID: 7, initialDuration: 1, augmentationDuration: 1, maxDuration: 1, blindDuration: 9, sensitivity: 3),
+            ]
             var store = try TransportStore(path: path)
             try store.save(registries: registries)
             try store.close()
