@@ -32,9 +32,8 @@ public final class SidecarEngine: SidecarControl, Service {
         let uploadPolicy = uploadPolicy ?? UploadPolicy(segmentDuration: .seconds(4))
         let state = URL(fileURLWithPath: configuration.state)
         let camerasDirectory = state.appendingPathComponent("cameras")
+        try Self.claimStateFolder(state)
         try FileManager.default.createDirectory(at: camerasDirectory, withIntermediateDirectories: true)
-        // Keys live under the state folder (client identities, PEM-provisioned endpoints): only the owner enters it.
-        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: state.path)
         credentials = try TLSCredentialStore(directory: state.appendingPathComponent("tls"))
         spool = try SegmentSpool(directory: state.appendingPathComponent("spool"),
                                  capacity: configuration.spoolCapacityMiB << 20, logger: logger)
@@ -313,6 +312,29 @@ public final class SidecarEngine: SidecarControl, Service {
 }
 
 /// A start-up or state error of `pushav serve`.
+extension SidecarEngine {
+    /// Makes the state folder the service's own: a missing or empty one is created (or set) owner-only, 0700. One
+    /// that already holds state and that other users may enter is refused, with the fix: it holds the TLS client
+    /// keys and the recordings, and what others could read there may already be copied. Tightening it quietly would
+    /// hide that; the operator decides (`chmod 700`, and new keys if others really had access).
+    static func claimStateFolder(_ state: URL) throws {
+        let files = FileManager.default
+        if let entries = try? files.contentsOfDirectory(atPath: state.path), !entries.isEmpty {
+            let attributes = try files.attributesOfItem(atPath: state.path)
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0
+            if mode & 0o077 != 0 {
+                throw ServeError("""
+                    the state folder \(state.path) is open to other users (mode \(String(mode, radix: 8))); it holds TLS \
+                    client keys and recordings. Fix: chmod 700 \(state.path) (and renew the keys if others had access)
+                    """)
+            }
+            return
+        }
+        try files.createDirectory(at: state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: state.path)
+    }
+}
+
 public struct ServeError: Error, Sendable, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
