@@ -235,8 +235,9 @@ public final class CameraRecorder: Sendable {
             let statistics = state.control?.statistics
             let streaming = state.source != .stopped && (statistics?.packetsRead ?? 0) > 0
             return CameraStatus(
-                id: configuration.id, source: configuration.source,
-                state: streaming ? .streaming : state.source, lastError: state.lastError,
+                // A camera URL's credentials never leave the process: not in the API, not on the page.
+                id: configuration.id, source: CredentialRedaction.redact(configuration.source),
+                state: streaming ? .streaming : state.source, lastError: state.lastError.map(CredentialRedaction.redact),
                 framesAnalysed: state.framesAnalysedBefore + (statistics?.framesAnalysed ?? 0),
                 lastMotion: statistics?.lastMotion ?? state.lastMotion, connections: state.attached.count,
                 recentClips: state.recentClips,

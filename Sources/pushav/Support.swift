@@ -7,7 +7,8 @@ import Recorder
 /// A failure reported as one clear line on stderr and a non-zero exit.
 struct CLIError: Error, CustomStringConvertible {
     let description: String
-    init(_ description: String) { self.description = description }
+    /// The message, without the credentials of any URL it quotes (a camera URL in an error about it).
+    init(_ description: String) { self.description = CredentialRedaction.redact(description) }
 }
 
 enum CLILogging {
@@ -16,7 +17,8 @@ enum CLILogging {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = verbose ? .debug : quietLevel
-            return handler
+            // No line repeats a camera URL's password, whoever logs it (our messages, FFmpeg's, errors quoting a URL).
+            return RedactingLogHandler(wrapping: handler)
         }
         // FFmpeg's own messages duplicate our errors; show them only when asked to be verbose.
         FFmpegLog.setLevel(verbose ? .warnings : .quiet)

@@ -8,6 +8,7 @@ extension ServeEndToEndTests {
     /// goes away the open recording ends (End) and the camera shows `reconnecting` with the error; when it comes back on
     /// the same URL the camera is `streaming` again and a new recording begins (session 2). Session 1 as uploaded is
     /// valid CMAF.
+    /// Its camera URL has credentials: no response, page or log line of the run repeats them.
     @Test func cameraStreamDroppedAndRestoredEndsTheRecordingAndBeginsANewOne() async throws {
         let ingest = try await ServeIngest()
         defer { try? FileManager.default.removeItem(at: ingest.directory) }
@@ -15,7 +16,10 @@ extension ServeEndToEndTests {
                                                 logDirectory: ingest.directory.appendingPathComponent("camera"))
         defer { camera.stop() }
         let server = try await ingest.start()
-        let serve = try await Serve(directory: ingest.directory, source: camera.url)
+        // The camera URL carries credentials (FFmpeg sends them only if the server asks): none may leave the process.
+        let password = "Pa55-\(UInt32.random(in: 0...UInt32.max))"
+        let serve = try await Serve(directory: ingest.directory,
+                                    source: camera.url.replacingOccurrences(of: "rtsp://", with: "rtsp://viewer:\(password)@"))
         do {
             try await serve.waitUntilStreaming()
             let events = try await serve.subscribe()
@@ -57,6 +61,16 @@ extension ServeEndToEndTests {
             let (segments, errors) = try cmafErrors(trackDirectory: ingest.root.appendingPathComponent("session_1/video"))
             #expect(segments >= 1 && errors.isEmpty, "\(errors)")
             events.stop()
+
+            // The source, its errors and every log line of the run (the outage logged the URL) without the password.
+            #expect(try await serve.camera()["source"] as? String == camera.url.replacingOccurrences(of: "rtsp://", with: "rtsp://***@"))
+            for path in ["/v1/cameras", "/health", "/ready", "/metrics", "/"] {
+                let (_, text) = try await serve.request(.GET, path)
+                #expect(!text.contains(password) && !text.contains("viewer:"), "\(path): \(text)")
+            }
+            let output = serve.process.output
+            #expect(!output.contains(password), "the password in the log: \(output)")
+            #expect(output.contains("rtsp://***@"), "the outage's log lines quote the (redacted) URL: \(output)")
         } catch {
             Issue.record("\(error)\n\(serve.process.output)\n\(camera.logs)")
         }
