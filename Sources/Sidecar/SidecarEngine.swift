@@ -243,16 +243,16 @@ public final class SidecarEngine: SidecarControl, Service {
         guard !request.hostname.isEmpty, request.port > 0 else {
             throw .im(.constraintError, "hostname, port: required")
         }
-        let used = Set(await tlsEndpoints(fabric: fabric).map(\.endpointID))
-        guard let endpointID = (UInt16(1)...UInt16.max - 1).first(where: { !used.contains($0) }) else {
-            throw .im(.resourceExhausted, "no free TLS endpoint ID")
-        }
-        let endpoint = TLSEndpoint(fabricIndex: fabric, endpointID: endpointID, hostname: request.hostname,
+        var endpoint = TLSEndpoint(fabricIndex: fabric, endpointID: 0, hostname: request.hostname,
                                    port: request.port, caCertificate: Data(request.caCertificate.utf8),
                                    clientCertificateChain: [Data(request.clientCertificate.utf8)],
                                    privateKey: Data(request.clientKey.utf8))
-        for camera in cameras { try await camera.server.setTLSEndpoint(endpoint) }
-        return endpointID
+        // The first camera's cluster hands out the ID (choosing and storing in one step: concurrent creations get
+        // different IDs); every other camera stores the endpoint under it.
+        guard let first = cameras.first else { throw .im(.failure, "no camera configured") }
+        endpoint.endpointID = try await first.server.addTLSEndpointUnderFreeID(endpoint)
+        for camera in cameras.dropFirst() { try await camera.server.setTLSEndpoint(endpoint) }
+        return endpoint.endpointID
     }
 
     public func tlsEndpoints(fabric: FabricIndex) async -> [TLSEndpointSummary] {

@@ -441,6 +441,20 @@ public actor PushAVStreamTransportServer {
         }
     }
 
+    /// Stores `endpoint` under the lowest endpoint ID its fabric does not use yet, and returns that ID. Choosing and
+    /// storing is one step of this actor, so two endpoints created at the same time never get the same ID (choosing
+    /// from a list read earlier would let both pick it, and the second overwrite the first).
+    public func addTLSEndpointUnderFreeID(_ endpoint: TLSEndpoint) throws(TransportCommandError) -> UInt16 {
+        let used = Set(registries.tlsEndpoints.keys.filter { $0.fabricIndex == endpoint.fabricIndex }.map(\.endpointID))
+        guard let endpointID = (UInt16(1)...UInt16.max - 1).first(where: { !used.contains($0) }) else {
+            throw .im(.resourceExhausted, "no free TLS endpoint ID")
+        }
+        var stored = endpoint
+        stored.endpointID = endpointID
+        try setTLSEndpoint(stored)
+        return endpointID
+    }
+
     public func removeTLSEndpoint(fabricIndex: FabricIndex, endpointID: UInt16) throws(TransportCommandError) {
         try updateRegistries { $0.tlsEndpoints[TLSEndpointKey(fabricIndex: fabricIndex, endpointID: endpointID)] = nil }
     }

@@ -1,0 +1,46 @@
+import Foundation
+import Sidecar
+import Testing
+import TestSupport
+import TransportModel
+
+/// TLS endpoints created at the same time (a controller's retries, two controllers of one fabric) each get an ID of
+/// their own, and every camera holds every one of them under the same ID.
+@Suite struct TLSEndpointIDTests {
+    @Test func concurrentCreationsGetDistinctIDsOnEveryCamera() async throws {
+        let directory = try TestPaths.scratchDirectory("tls-ids")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let media = TestPaths.media("a_720p30_h264_main.mp4").path
+        let engine = try await SidecarEngine(configuration: ServeConfiguration(
+            state: directory.appendingPathComponent("state").path,
+            cameras: [CameraConfiguration(id: "cam1", source: media), CameraConfiguration(id: "cam2", source: media)]))
+        try await Shell.run("""
+            openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout key.pem -out cert.pem \
+              -days 2 -subj /CN=camera 2>/dev/null
+            """, in: directory)
+        let cert = try String(contentsOf: directory.appendingPathComponent("cert.pem"), encoding: .utf8)
+        let key = try String(contentsOf: directory.appendingPathComponent("key.pem"), encoding: .utf8)
+
+        let count = 24
+        let ids = try await withThrowingTaskGroup(of: (Int, UInt16).self) { group in
+            for n in 0..<count {
+                group.addTask {
+                    let request = TLSEndpointRequest(hostname: "ingest-\(n).example", port: 443, caCertificate: cert,
+                                                     clientCertificate: cert, clientKey: key)
+                    return (n, try await engine.addTLSEndpoint(request, fabric: 1))
+                }
+            }
+            var ids: [Int: UInt16] = [:]
+            for try await (n, id) in group { ids[n] = id }
+            return ids
+        }
+        #expect(Set(ids.values).count == count, "IDs handed out twice: \(ids.sorted { $0.key < $1.key })")
+        #expect(Set(ids.values) == Set((1...UInt16(count))), "the lowest free IDs")
+        for camera in ["cam1", "cam2"] {
+            let endpoints = try #require(await engine.transport(camera: camera)?.currentRegistries.tlsEndpoints)
+            for (n, id) in ids {
+                #expect(endpoints[TLSEndpointKey(fabricIndex: 1, endpointID: id)]?.hostname == "ingest-\(n).example", "\(camera) endpoint \(id)")
+            }
+        }
+    }
+}
