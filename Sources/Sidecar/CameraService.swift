@@ -1,6 +1,7 @@
 import Foundation
 import Ingest
 import Logging
+import Metrics
 import Motion
 import Recorder
 import ServiceLifecycle
@@ -33,11 +34,17 @@ final class CameraService: Service, Sendable {
     private let attached = Mutex<[UInt16: AttachedConnection]>([:])
     /// Uploads of connections that were modified or deallocated, finishing what they hold.
     private let retiring = Mutex<[Task<Void, Never>]>([])
+    /// Connections that record nothing because their TLS endpoint is gone (see ``refuseWithoutTLSEndpoint(_:)``).
+    private let withoutTLSEndpoint = Mutex<Set<UInt16>>([])
+    /// `pushav_connections_refused_without_tls_endpoint_total{camera}`.
+    private let refusedWithoutTLSEndpoint: Counter
 
     private struct AttachedConnection: Sendable {
         let upload: ConnectionUpload
         /// The options it records with: a Modify that changes nothing of them but ExpiryTime does not re-attach.
         let options: TransportOptionsStruct
+        /// The TLS endpoint its upload was made with: when the registry's changes, the connection is attached again.
+        let tlsEndpoint: TLSEndpoint
     }
 
     init(configuration: CameraConfiguration, server: PushAVStreamTransportServer, store: TransportStore,
@@ -55,6 +62,8 @@ final class CameraService: Service, Sendable {
         logger[metadataKey: "camera"] = "\(configuration.id)"
         self.logger = logger
         announcer = RecordingAnnouncer(server: server, logger: logger)
+        refusedWithoutTLSEndpoint = Counter(label: "pushav_connections_refused_without_tls_endpoint_total",
+                                            dimensions: [("camera", configuration.id)])
         recorder.reportZoneEvents { [announcer] event in announcer.send(.zone(event)) }
     }
 
@@ -122,6 +131,7 @@ final class CameraService: Service, Sendable {
             case .statusChanged(let id, let status):
                 recorder.setActive(id, status == .active)
             case .deallocated(let id, let reason):
+                withoutTLSEndpoint.withLock { _ = $0.remove(id) }
                 recorder.detach(id)
                 if let connection = attached.withLock({ $0.removeValue(forKey: id) }) {
                     retire(connection.upload, reason: "\(reason)")
@@ -145,6 +155,7 @@ final class CameraService: Service, Sendable {
                 // A trigger set or removed, the Sensitivity attribute written: zone events follow at once.
                 recorder.setZoneTriggers(await server.resolvedZoneTriggers)
                 await followZoneSensitivity()
+                await followTLSEndpoints()
                 // Privacy turned off, a TLS endpoint replaced, …: recordings backing off after a refusal try again now.
                 for connection in await server.allConnections() { recorder.retry(connection.connectionID) }
             }
@@ -163,13 +174,52 @@ final class CameraService: Service, Sendable {
         }
     }
 
+    /// A TLS endpoint was added, replaced or removed: a connection whose endpoint changed is attached again with the
+    /// new one (its running recording ends, as after a Modify); one whose endpoint is gone is refused; one refused
+    /// before whose endpoint is back records again.
+    private func followTLSEndpoints() async {
+        for connection in await server.allConnections() {
+            let id = connection.connectionID
+            let current = await server.tlsEndpoint(forConnection: id)
+            let (used, refused) = (attached.withLock { $0[id]?.tlsEndpoint }, withoutTLSEndpoint.withLock { $0.contains(id) })
+            if refused ? current != nil : used != current { await attach(connection) }
+        }
+    }
+
+    /// The connection's TLS endpoint is gone (removed under it, or lost from the store): uploading anyway would send
+    /// the recordings with the system's trust roots and no client certificate, to a server nobody authorised. It
+    /// records nothing until the endpoint is back (logged, counted, and listed in `GET /v1/cameras` as
+    /// `connectionsWithoutTLSEndpoint`); what it spooled before stays with its earlier upload.
+    private func refuseWithoutTLSEndpoint(_ connection: StoredConnection) {
+        let id = connection.connectionID
+        recorder.detach(id)
+        if let previous = attached.withLock({ $0.removeValue(forKey: id) }) { retire(previous.upload, reason: "TLS endpoint gone") }
+        let isNew = withoutTLSEndpoint.withLock { $0.insert(id).inserted }
+        guard isNew else { return }
+        refusedWithoutTLSEndpoint.increment()
+        logger.error("connection refused: its TLS endpoint is gone, so nothing is recorded or uploaded until it is provisioned again", metadata: [
+            "connection": "\(id)", "tlsEndpointID": "\(connection.transportOptions.tlsEndpointID)",
+            "fabric": "\(connection.fabricIndex)",
+        ])
+    }
+
+    /// Connections refused for want of their TLS endpoint, in ID order.
+    var connectionsWithoutTLSEndpoint: [UInt16] { withoutTLSEndpoint.withLock { $0.sorted() } }
+
     /// Records `connection` from its camera's pipeline and uploads to its URL (replacing an earlier attachment).
     private func attach(_ connection: StoredConnection) async {
         let id = connection.connectionID
-        let tls = await server.tlsEndpoint(forConnection: id).map(ClientTLSMaterial.init)
+        guard let endpoint = await server.tlsEndpoint(forConnection: id) else {
+            refuseWithoutTLSEndpoint(connection)
+            return
+        }
+        if withoutTLSEndpoint.withLock({ $0.remove(id) }) != nil {
+            logger.notice("connection's TLS endpoint is back; recording again", metadata: ["connection": "\(id)"])
+        }
+        let tls = ClientTLSMaterial(endpoint)
         do {
             let upload = try makeUpload(connection, tls: tls)
-            let attachment = AttachedConnection(upload: upload, options: connection.transportOptions)
+            let attachment = AttachedConnection(upload: upload, options: connection.transportOptions, tlsEndpoint: endpoint)
             if let previous = attached.withLock({ $0.updateValue(attachment, forKey: id) }) {
                 retire(previous.upload, reason: "modified")
             }
@@ -189,7 +239,7 @@ final class CameraService: Service, Sendable {
         }
     }
 
-    private func makeUpload(_ connection: StoredConnection, tls: ClientTLSMaterial?) throws -> ConnectionUpload {
+    private func makeUpload(_ connection: StoredConnection, tls: ClientTLSMaterial) throws -> ConnectionUpload {
         let options = connection.transportOptions
         let url = options.url.hasSuffix("/") ? options.url : options.url + "/"
         let segment = Duration.milliseconds(Int64(options.containerOptions.cmafContainerOptions?.segmentDuration ?? 4000))

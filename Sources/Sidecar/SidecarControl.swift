@@ -189,6 +189,8 @@ public struct CameraStatus: Codable, Sendable, Hashable {
     public var recentClips: [RecentClip]
     /// When motion was seen in the last 10 minutes, oldest first.
     public var recentMotion: [MotionPeriod]
+    /// Connections that record and upload nothing because their TLS endpoint is gone (until it is provisioned again).
+    public var connectionsWithoutTLSEndpoint: [UInt16] = []
 
     public init(id: String, source: String, state: SourceState, lastError: String? = nil, framesAnalysed: Int = 0,
                 lastMotion: Date? = nil, connections: Int = 0, recentClips: [RecentClip] = [], recentMotion: [MotionPeriod] = []) {

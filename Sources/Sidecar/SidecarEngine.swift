@@ -176,6 +176,7 @@ public final class SidecarEngine: SidecarControl, Service {
         var statuses: [CameraStatus] = []
         for camera in cameras {
             var status = camera.recorder.status
+            status.connectionsWithoutTLSEndpoint = camera.connectionsWithoutTLSEndpoint
             for index in status.recentClips.indices {
                 let clip = status.recentClips[index]
                 let key = Self.spoolKey(camera: camera.configuration.id, connection: clip.connectionID)

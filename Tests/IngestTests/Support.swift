@@ -22,11 +22,7 @@ enum Fixtures {
 
     /// Polls `condition` until it holds; fails the test (and throws) after `timeout`.
     static func waitUntil(_ what: String, timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !(try await condition()) {
-            guard ContinuousClock.now < deadline else { throw TestFailure("timed out after \(timeout) waiting for \(what)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await Polling.waitUntil(what, timeout: timeout, condition)
     }
 
     /// The `pushav` executable built next to the test bundle.
