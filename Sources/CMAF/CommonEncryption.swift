@@ -26,6 +26,10 @@ public struct CommonEncryption: Sendable, Hashable {
         self.keyID = keyID
     }
 
+    /// What any printed form shows: the key ID, never the key (a transport's options, a recording command or an
+    /// error that carries this value may be logged).
+    static let hiddenKey = "<16 bytes, not shown>"
+
     // MARK: - Header
 
     /// The protected form of a CMAF header (`ftyp` + `moov` with one track).
@@ -210,4 +214,21 @@ public struct CommonEncryption: Sendable, Hashable {
     static func be16(_ v: UInt16) -> [UInt8] { [UInt8(v >> 8), UInt8(v & 0xFF)] }
     static func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
     static func be64(_ v: UInt64) -> [UInt8] { be32(UInt32(v >> 32)) + be32(UInt32(v & 0xFFFF_FFFF)) }
+}
+
+/// A printed CommonEncryption — `"\(value)"`, `debugPrint`, `dump`, or the default description of a struct that
+/// holds one — shows the key ID only: no log line can carry the content key.
+extension CommonEncryption: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "CommonEncryption(keyID: \(hexKeyID), key: \(Self.hiddenKey))"
+    }
+
+    public var debugDescription: String { description }
+
+    private var hexKeyID: String { keyID.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["keyID": hexKeyID, "key": Self.hiddenKey],
+               displayStyle: .struct)
+    }
 }

@@ -174,6 +174,24 @@ public final class RecordingControl: Sendable {
         /// The connection's motion filter changed without its options changing (the Zone Management Sensitivity a
         /// transport without its own sensitivity uses): its running clip goes on, matched by the new filter.
         case setMotionFilter(connection: UInt16, MotionTriggerFilter)
+
+        /// The command's kind and connection, for log lines: never its payload (an attach carries the connection's
+        /// CENC key in its format).
+        public var summary: String {
+            switch self {
+            case .attach(let id, _, let active): "attach(connection: \(id), active: \(active))"
+            case .detach(let id): "detach(connection: \(id))"
+            case .trigger(let id, let reason, _): "trigger(connection: \(id), reason: \(reason))"
+            case .setActive(let id, let active): "setActive(connection: \(id), \(active))"
+            case .cut(let id): "cut(connection: \(id))"
+            case .setAudio(let id, let include): "setAudio(connection: \(id), \(include))"
+            case .retry(let id): "retry(connection: \(id))"
+            case .sessionFailed(let id, let session, _): "sessionFailed(connection: \(id), session: \(session))"
+            case .setZones(let zones): "setZones(\(zones.count) zones)"
+            case .setZoneTriggers(let triggers): "setZoneTriggers(\(triggers.count) triggers)"
+            case .setMotionFilter(let id, _): "setMotionFilter(connection: \(id))"
+            }
+        }
     }
 
     /// What the recording has seen, for status pages.

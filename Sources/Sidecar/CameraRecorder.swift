@@ -199,7 +199,7 @@ public final class CameraRecorder: Sendable {
     private func submit(_ command: RecordingControl.Command, to control: RecordingControl?) {
         guard let control else { return }  // applied from `attached` when the source (re)opens
         if !control.submit(command) {
-            logger.error("camera command queue full: command dropped", metadata: ["command": "\(command)"])
+            logger.error("camera command queue full: command dropped", metadata: ["command": "\(command.summary)"])
         }
     }
 

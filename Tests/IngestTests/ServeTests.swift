@@ -68,6 +68,13 @@ extension ServeEndToEndTests {
             let clips = try #require(try await serve.camera()["recentClips"] as? [[String: Any]])
             let mine = clips.filter { $0["connectionID"] as? Int == id }
             #expect(!mine.isEmpty && mine.allSatisfy { $0["clip"] == nil || $0["clip"] is NSNull }, "\(clips)")
+            // The key in no log line of the run, in no status answer (FindTransport gives it back to its own fabric,
+            // as the cluster does).
+            let keyForms = [CENCUploadTests.key, CENCUploadTests.key.uppercased(), CENCUploadTests.base64(CENCUploadTests.key)]
+            let (_, cameras) = try await serve.request(.GET, "/v1/cameras")
+            for text in [serve.process.output, cameras] {
+                for form in keyForms { #expect(!text.contains(form), "the CENC key (\(form)) leaked: \(text)") }
+            }
         }
     }
 
