@@ -41,7 +41,9 @@ public final class SidecarEngine: SidecarControl, Service {
         for camera in configuration.cameras {
             let store: TransportStore
             do {
-                store = try TransportStore(path: camerasDirectory.appendingPathComponent("\(camera.id).sqlite").path)
+                // Private keys stay in the one owner-only credential store; the camera's store refers to them.
+                store = try TransportStore(path: camerasDirectory.appendingPathComponent("\(camera.id).sqlite").path,
+                                           privateKeys: credentials)
             } catch {
                 throw ServeError("cannot open the state of camera \(camera.id): \(error)")
             }
@@ -73,6 +75,7 @@ public final class SidecarEngine: SidecarControl, Service {
         }
         self.cameras = cameras
         unreachableSpool = await Self.unreachableSpool(spool: spool, cameras: cameras, logger: logger)
+        try await pruneEndpointKeys()
         // No BUSY from this sidecar (README "BUSY and give-ups"): what a connection recorded before a Modify,
         // Deallocate or Inactive is handed to a detached delivery, so the cluster's uploads-pending query keeps its
         // default (nothing pending) and a controller is never locked out.
@@ -167,6 +170,18 @@ public final class SidecarEngine: SidecarControl, Service {
     // MARK: - SidecarControl
 
     public var cameraIDs: [String] { cameras.map(\.configuration.id) }
+
+    /// Drops the keys no camera's TLS endpoint refers to any more from the credential store.
+    private func pruneEndpointKeys() async throws {
+        var kept = Set<String>()
+        for camera in cameras {
+            for endpoint in await camera.server.currentRegistries.tlsEndpoints.values {
+                kept.insert(TLSCredentialStore.reference(of: endpoint.privateKey))
+            }
+        }
+        let credentials = self.credentials
+        try await offPool { [kept] in try credentials.pruneEndpointKeys(keeping: kept) }
+    }
 
     private func camera(_ id: String) -> CameraService? { cameras.first { $0.configuration.id == id } }
 
@@ -280,6 +295,12 @@ public final class SidecarEngine: SidecarControl, Service {
             if inUse { throw .im(.invalidInState, "endpointID: TLS endpoint \(endpointID) is used by a connection") }
         }
         for camera in cameras { try await camera.server.removeTLSEndpoint(fabricIndex: fabric, endpointID: endpointID) }
+        do {
+            try await pruneEndpointKeys()
+        } catch {
+            // The endpoint is gone; its key stays in the owner-only store until the next start prunes it.
+            logger.warning("the removed endpoint's key could not be pruned yet", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Ready when the spool and every camera's store answer a read and every camera's source delivered a packet

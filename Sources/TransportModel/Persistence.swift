@@ -121,3 +121,14 @@ public struct SystemTransportClock: TransportClock {
         if seconds > 0 { try await Task.sleep(for: .seconds(seconds)) }
     }
 }
+
+/// Where TLS client private keys are kept: one owner-only store for the whole process, which the cameras' stores
+/// refer to by a reference instead of holding a copy of each key (a camera store is read for much else — backups,
+/// support bundles — and one copy per camera multiplies where a key can leak from). Synchronous, like
+/// `TransportPersistence`, whose saves call it.
+public protocol TLSPrivateKeyStore: Sendable {
+    /// Keeps `key` (storing the same key twice keeps one copy) and returns the reference that finds it again.
+    func reference(storing key: Data) throws -> String
+    /// The key stored under `reference`, nil when there is none.
+    func key(for reference: String) throws -> Data?
+}

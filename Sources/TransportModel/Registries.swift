@@ -29,6 +29,11 @@ public struct TLSEndpoint: Codable, Sendable, Hashable {
 }
 
 /// Identifies a TLS endpoint: endpoint IDs are per fabric.
+extension TLSEndpoint {
+    /// Its fabric and endpoint ID: how the registry and the stores find it.
+    public var key: TLSEndpointKey { TLSEndpointKey(fabricIndex: fabricIndex, endpointID: endpointID) }
+}
+
 public struct TLSEndpointKey: Sendable, Hashable {
     public var fabricIndex: FabricIndex
     public var endpointID: UInt16

@@ -37,14 +37,22 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
     public let path: String
     public let retention: EventLogRetention
     private let pool: DatabasePool
+    /// Where TLS endpoints' private keys live (nil: in this file).
+    private let privateKeys: (any TLSPrivateKeyStore)?
 
     /// Opens (creating if needed) and migrates the store at `path`.
-    public init(path: String, retention: EventLogRetention = EventLogRetention()) throws(TransportStoreError) {
+    /// - Parameter privateKeys: where TLS endpoints' private keys go; this store keeps only a reference to each (and
+    ///   moves any key an older version stored here into it at once). nil keeps keys in this file (tests, tools).
+    public init(path: String, retention: EventLogRetention = EventLogRetention(),
+                privateKeys: (any TLSPrivateKeyStore)? = nil) throws(TransportStoreError) {
         self.path = path
         self.retention = retention
+        self.privateKeys = privateKeys
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(5)
+        // Deleted and overwritten content is zeroed, not left in free pages: a key moved out of this file is gone.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
         } catch {
@@ -56,11 +64,29 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
             let migrator = Self.migrator
             if try pool.read(migrator.hasBeenSuperseded) { throw TransportStoreError.newerSchema(path: path) }
             try migrator.migrate(pool)
+            if let privateKeys { try Self.moveInlineKeys(to: privateKeys, in: pool) }
         } catch let error as TransportStoreError {
             throw error
         } catch {
             throw Self.classify(error, path: path)
         }
+    }
+
+    /// Keys an older version stored in this file move to `privateKeys`; the rows keep a reference, the file keeps
+    /// nothing of them (secure_delete zeroes the old cells, the checkpoint empties the WAL that still held them).
+    private static func moveInlineKeys(to privateKeys: any TLSPrivateKeyStore, in pool: DatabasePool) throws {
+        let inline = try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT fabricIndex, endpointID, privateKey FROM tlsEndpoint WHERE privateKeyRef IS NULL AND length(privateKey) > 0")
+        }
+        guard !inline.isEmpty else { return }
+        try pool.write { db in
+            for row in inline {
+                let key: Data = row["privateKey"]
+                try db.execute(sql: "UPDATE tlsEndpoint SET privateKey = X'', privateKeyRef = ? WHERE fabricIndex = ? AND endpointID = ?",
+                               arguments: [try privateKeys.reference(storing: key), row["fabricIndex"] as Int, row["endpointID"] as Int])
+            }
+        }
+        try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
     }
 
     /// Closes the database; later calls fail.
@@ -79,7 +105,7 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
         try pool.read { db in
             var state = PersistentTransportState()
             state.connections = try Self.loadConnections(db)
-            state.registries = try Self.loadRegistries(db)
+            state.registries = try self.loadRegistries(db)
             state.lastConnectionID = try Int.fetchOne(db, sql: "SELECT lastConnectionID FROM allocationState WHERE id = 1")
                 .map { UInt16(truncatingIfNeeded: $0) }
             for row in try Row.fetchAll(db, sql: "SELECT connectionID, lastSessionNumber FROM sessionCounter") {
@@ -157,6 +183,13 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
     public func save(registries: TransportRegistries) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        // The keys go to the key store first: a row is never written with a reference that finds nothing.
+        var references: [TLSEndpointKey: String] = [:]
+        if let privateKeys {
+            for endpoint in registries.tlsEndpoints.values {
+                references[endpoint.key] = try privateKeys.reference(storing: endpoint.privateKey)
+            }
+        }
         try pool.write { db in
             // The registries are small and change rarely: rewrite them whole, in one transaction.
             for table in ["tlsClientCertificate", "tlsEndpoint", "zone", "videoStream", "audioStream", "privacyModes",
@@ -166,12 +199,13 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
             for endpoint in registries.tlsEndpoints.values {
                 try db.execute(
                     sql: """
-                        INSERT INTO tlsEndpoint (fabricIndex, endpointID, hostname, port, caCertificate, privateKey)
-                        VALUES (?, ?, ?, ?, ?, ?)
+                        INSERT INTO tlsEndpoint (fabricIndex, endpointID, hostname, port, caCertificate, privateKey, privateKeyRef)
+                        VALUES (?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
                         Int(endpoint.fabricIndex), Int(endpoint.endpointID), endpoint.hostname, Int(endpoint.port),
-                        endpoint.caCertificate, endpoint.privateKey,
+                        endpoint.caCertificate, references[endpoint.key] == nil ? endpoint.privateKey : Data(),
+                        references[endpoint.key],
                     ])
                 for (position, certificate) in endpoint.clientCertificateChain.enumerated() {
                     try db.execute(
@@ -345,7 +379,7 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
         }
     }
 
-    private static func loadRegistries(_ db: Database) throws -> TransportRegistries {
+    private func loadRegistries(_ db: Database) throws -> TransportRegistries {
         let decoder = JSONDecoder()
         var chains: [TLSEndpointKey: [Data]] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT * FROM tlsClientCertificate ORDER BY fabricIndex, endpointID, position") {
@@ -359,10 +393,19 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
             let endpointID: Int = row["endpointID"]
             let port: Int = row["port"]
             let key = TLSEndpointKey(fabricIndex: FabricIndex(truncatingIfNeeded: fabricIndex), endpointID: UInt16(truncatingIfNeeded: endpointID))
+            var privateKey: Data = row["privateKey"]
+            if let reference: String = row["privateKeyRef"] {
+                guard let stored = try privateKeys?.key(for: reference) else {
+                    throw TransportStoreError.undecodableRow(
+                        table: "tlsEndpoint", key: "\(fabricIndex)/\(endpointID)",
+                        reason: "its private key (\(reference)) is not in the key store")
+                }
+                privateKey = stored
+            }
             return TLSEndpoint(
                 fabricIndex: key.fabricIndex, endpointID: key.endpointID, hostname: row["hostname"],
                 port: UInt16(truncatingIfNeeded: port), caCertificate: row["caCertificate"],
-                clientCertificateChain: chains[key] ?? [], privateKey: row["privateKey"])
+                clientCertificateChain: chains[key] ?? [], privateKey: privateKey)
         }
         let zones = try Row.fetchAll(db, sql: "SELECT * FROM zone").map { row in
             let zoneID: Int = row["zoneID"]
@@ -543,6 +586,10 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
                 t.primaryKey("id", .integer).check { $0 == 1 }
                 t.column("sensitivity", .integer).notNull()
             }
+        }
+        // TLS endpoints refer to their private key in the process's key store instead of holding it.
+        migrator.registerMigration("v7: private key references") { db in
+            try db.alter(table: "tlsEndpoint") { t in t.add(column: "privateKeyRef", .text) }
         }
         return migrator
     }

@@ -5,7 +5,8 @@ import TestSupport
 import TransportModel
 
 /// TLS endpoints created at the same time (a controller's retries, two controllers of one fabric) each get an ID of
-/// their own, and every camera holds every one of them under the same ID.
+/// their own, and every camera holds every one of them under the same ID — referring to the private key, which only
+/// the owner-only credential store holds.
 @Suite struct TLSEndpointIDTests {
     @Test func concurrentCreationsGetDistinctIDsOnEveryCamera() async throws {
         let directory = try TestPaths.scratchDirectory("tls-ids")
@@ -42,5 +43,20 @@ import TransportModel
                 #expect(endpoints[TLSEndpointKey(fabricIndex: 1, endpointID: id)]?.hostname == "ingest-\(n).example", "\(camera) endpoint \(id)")
             }
         }
+
+        // The key is in the owner-only credential store once, and in neither camera's store (nor its WAL).
+        let keyLine = Data(try #require(key.split(separator: "\n").dropFirst().first).utf8)
+        let state = directory.appendingPathComponent("state")
+        for camera in ["cam1", "cam2"] {
+            for suffix in ["", "-wal"] {
+                let file = state.appendingPathComponent("cameras/\(camera).sqlite\(suffix)")
+                let bytes = (try? Data(contentsOf: file)) ?? Data()
+                #expect(bytes.range(of: keyLine) == nil, "the private key in \(file.lastPathComponent)")
+            }
+        }
+        let credentials = state.appendingPathComponent("tls/credentials.sqlite")
+        #expect(try Data(contentsOf: credentials).range(of: keyLine) != nil)
+        let mode = (try FileManager.default.attributesOfItem(atPath: credentials.path)[.posixPermissions] as? NSNumber)?.intValue
+        #expect(mode == 0o600)
     }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GRDB
 import TransportModel
@@ -9,7 +10,7 @@ import TransportModel
 /// One SQLite file, `<state>/tls/credentials.sqlite`, in a folder only the owner may enter, the file itself
 /// owner-only: it holds private keys, which never leave the process through the API. Blocking: call off the
 /// cooperative pool.
-final class TLSCredentialStore: Sendable {
+final class TLSCredentialStore: TLSPrivateKeyStore, Sendable {
     struct ClientIdentity: Sendable {
         var ccdid: UInt16
         /// The private key's raw representation (32 bytes, P-256).
@@ -31,7 +32,8 @@ final class TLSCredentialStore: Sendable {
         }
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
         var configuration = Configuration()
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        // Removed keys are zeroed in the file, not left in its free pages.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL; PRAGMA secure_delete = ON") }
         database = try DatabaseQueue(path: file.path, configuration: configuration)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
@@ -45,7 +47,25 @@ final class TLSCredentialStore: Sendable {
                     PRIMARY KEY (fabric, ccdid));
                 """)
         }
+        // The private keys of TLS endpoints (PEM-added or provisioned), which the cameras' stores refer to.
+        migrator.registerMigration("v2: endpoint keys") { db in
+            try db.execute(sql: "CREATE TABLE endpointKey (reference TEXT PRIMARY KEY NOT NULL, privateKey BLOB NOT NULL)")
+        }
         try migrator.migrate(database)
+    }
+
+    /// The reference of a key: its SHA-256, so the same key stored by several cameras is kept once.
+    static func reference(of key: Data) -> String {
+        "sha256:" + SHA256.hash(data: key).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+
+    /// Forgets the endpoint keys no reference in `kept` names (endpoints removed since).
+    func pruneEndpointKeys(keeping kept: Set<String>) throws {
+        try database.write { db in
+            for reference in try String.fetchAll(db, sql: "SELECT reference FROM endpointKey") where !kept.contains(reference) {
+                try db.execute(sql: "DELETE FROM endpointKey WHERE reference = ?", arguments: [reference])
+            }
+        }
     }
 
     /// Stores a root certificate under the lowest free CAID (0…65534); nil when the fabric has `limit` already.
@@ -150,5 +170,19 @@ final class TLSCredentialStore: Sendable {
             try db.execute(sql: "UPDATE clientIdentity SET certificateChain = ? WHERE fabric = ? AND ccdid = ?",
                            arguments: [encoded, fabric, ccdid])
         }
+    }
+}
+
+extension TLSCredentialStore {
+    func reference(storing key: Data) throws -> String {
+        let reference = Self.reference(of: key)
+        try database.write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO endpointKey (reference, privateKey) VALUES (?, ?)", arguments: [reference, key])
+        }
+        return reference
+    }
+
+    func key(for reference: String) throws -> Data? {
+        try database.read { db in try Data.fetchOne(db, sql: "SELECT privateKey FROM endpointKey WHERE reference = ?", arguments: [reference]) }
     }
 }
