@@ -121,6 +121,7 @@ let package = Package(
                 "Sidecar", "TransportModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 // Bearer tokens compared as SHA-256 digests, whose equality is constant-time.
                 .product(name: "Crypto", package: "swift-crypto"),

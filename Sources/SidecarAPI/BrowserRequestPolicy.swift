@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HTTPTypes
 import Logging
+import Metrics
 import Sidecar
 
 /// What keeps a web page in a browser on the same machine from using the API, which listens on loopback without a
@@ -74,6 +75,17 @@ public struct BrowserRequestPolicy: Sendable, Hashable {
     }
 }
 
+extension BrowserRequestPolicy.Refusal {
+    /// The `reason` label of `pushav_api_requests_refused_total`: which rule refused it.
+    var metricReason: String {
+        switch self {
+        case .misdirected: "host"
+        case .foreignOrigin: "origin"
+        case .notJSON: "content_type"
+        }
+    }
+}
+
 /// Applies ``BrowserRequestPolicy`` before routing (so a refused request reaches no handler and reads no body).
 struct BrowserRequestMiddleware: RouterMiddleware {
     typealias Context = BasicRequestContext
@@ -92,6 +104,7 @@ struct BrowserRequestMiddleware: RouterMiddleware {
             logger.warning("browser request refused", metadata: [
                 "method": "\(request.method)", "path": "\(request.uri.path)", "refusal": "\(refusal)",
             ])
+            Counter(label: "pushav_api_requests_refused_total", dimensions: [("reason", refusal.metricReason)]).increment()
         }
         switch refusal {
         case .misdirected(let message):

@@ -55,6 +55,9 @@ extension ServeEndToEndTests {
             #expect(!text.contains("cam1"), "\(text)")
             let (own, _) = try await run.serve.request(.GET, "/v1/cameras", headers: [("Host", "localhost:\(port)")])
             #expect(own == 200)
+            // Counted by the rule that refused it.
+            let (_, metrics) = try await run.serve.request(.GET, "/metrics")
+            #expect(metrics.contains(#"pushav_api_requests_refused_total{reason="host"} 1"#), "\(metrics)")
         }
     }
 }
