@@ -114,7 +114,11 @@ struct BrowserRequestMiddleware: RouterMiddleware {
         case .notJSON(let message):
             throw APIError(httpStatus: .unsupportedMediaType, status: .invalidCommand, message: message)
         case nil:
-            return try await next(request, context)
+            var response = try await next(request, context)
+            // JSON is never run as a script or sniffed into something else by a page that includes an API URL in a
+            // `<script>` or `<img>` (the browser blocks it instead).
+            if response.headers[.xContentTypeOptions] == nil { response.headers[.xContentTypeOptions] = "nosniff" }
+            return response
         }
     }
 }

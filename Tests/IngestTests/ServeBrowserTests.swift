@@ -7,7 +7,7 @@ import TestSupport
 extension ServeEndToEndTests {
     /// A page from another origin, in headless Chromium on the same machine, tries what issue 20 measured: a `no-cors`
     /// `text/plain` fetch and a `text/plain` form POST (simple requests a browser sends without asking), a preflighted
-    /// JSON fetch, and reading `/v1/cameras`. Every attempt is refused and nothing is allocated — while the very same
+    /// JSON fetch, reading `/v1/cameras` with `fetch`, `<img>` and `<script>`. Every attempt is refused and nothing is allocated — while the very same
     /// allocation, sent by a local program as JSON, succeeds (so the page's request was a working one).
     @Test func aPageFromAnotherOriginCannotUseTheAPI() async throws {
         try await ConformanceRun.run { run in
@@ -32,6 +32,8 @@ extension ServeEndToEndTests {
             #expect(dom.contains("cors: blocked"), "\(dom)")
             #expect(dom.contains("read: blocked"), "\(dom)")
             #expect(dom.contains("no-cors: sent"), "the simple request went out: \(dom)")
+            // `<img>` and `<script>` GETs of the API: nothing loads (JSON with nosniff is neither a picture nor a script).
+            #expect(dom.contains("img: error") && dom.contains("script: error"), "\(dom)")
             // What the server did: nothing allocated; the attempts that reached it were refused for their Origin.
             #expect(try await run.command("findTransport", [:]) == "NOT_FOUND", "a page allocated a transport")
             let refused = serve.process.output.split(separator: "\n").filter { $0.contains("browser request refused") }
@@ -85,6 +87,15 @@ struct AttackPage {
             fetch("\(target)", {method: "POST", headers: {"Content-Type": "application/json"}, body})
               .then((r) => log("cors: answered " + r.status), () => log("cors: blocked"));
             fetch("\(api)/v1/cameras").then((r) => r.text()).then((t) => log("read: " + t.length), () => log("read: blocked"));
+            const img = new Image();
+            img.onload = () => log("img: loaded " + img.width);
+            img.onerror = () => log("img: error");
+            img.src = "\(api)/v1/cameras";
+            const script = document.createElement("script");
+            script.onload = () => log("script: loaded");
+            script.onerror = () => log("script: error");
+            script.src = "\(api)/v1/cameras";
+            document.body.appendChild(script);
             document.getElementById("form").submit();
             </script></body></html>
             """
