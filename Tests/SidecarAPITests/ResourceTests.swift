@@ -77,10 +77,10 @@ import Testing
         try await withAPI { _, client in
             let cameras = try await client.call(.get, "/v1/cameras")
             #expect(cameras.status == .ok)
-            #expect(cameras.text == #"{"cameras":[{"connections":0,"framesAnalysed":1500,"id":"cam1","lastMotion":"2025-06-15T15:06:40Z","#
+            #expect(cameras.text == #"{"cameras":[{"connections":0,"connectionsWithoutTLSEndpoint":[],"framesAnalysed":1500,"id":"cam1","lastMotion":"2025-06-15T15:06:40Z","#
                 + #""recentClips":[{"cmafSessionNumber":3,"connectionID":1,"endReason":"initialDuration","ended":"2025-06-15T15:06:52Z","#
                 + #""started":"2025-06-15T15:06:40Z"}],"recentMotion":[],"source":"rtsp://192.0.2.10/main","state":"streaming"},"#
-                + #"{"connections":0,"framesAnalysed":0,"id":"cam2","lastError":"connection refused","recentClips":[],"recentMotion":[],"#
+                + #"{"connections":0,"connectionsWithoutTLSEndpoint":[],"framesAnalysed":0,"id":"cam2","lastError":"connection refused","recentClips":[],"recentMotion":[],"#
                 + #""source":"file:///media/loop.mp4","state":"reconnecting"}]}"#)
             let health = try await client.call(.get, "/health")
             #expect(health.text == #"{"cameras":{"cam1":"streaming","cam2":"reconnecting"},"pendingUploads":2,"status":"degraded"}"#)
