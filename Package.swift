@@ -102,7 +102,8 @@ let package = Package(
         .target(
             name: "Sidecar",
             dependencies: [
-                "Motion", "TransportModel", "TransportStore", "Recorder", "Ingest", "Timeline",
+                // MediaIO for the JPEG thumbnails and snapshots the recorder hands over.
+                "Motion", "TransportModel", "TransportStore", "Recorder", "MediaIO", "Ingest", "Timeline",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -25,6 +25,14 @@ public enum SessionDelivery: Sendable, Hashable {
     case givenUp([UploadObject])
 }
 
+/// One connection's share of the spool, for status pages.
+public struct ConnectionQueue: Sendable, Hashable {
+    /// Objects not yet delivered.
+    public var depth: Int
+    /// When the oldest of them was spooled; nil when none waits.
+    public var oldestWaiting: Date?
+}
+
 /// What the spool holds, for metrics, logs and the transport model's BUSY answer.
 public struct SpoolStatistics: Sendable, Hashable {
     /// Objects not yet delivered.
@@ -454,6 +462,14 @@ public final class SegmentSpool: Sendable {
         }
     }
 
+    /// Each connection's waiting objects and the oldest one's spooling time, for every connection with anything
+    /// spooled (one read for all of them).
+    public func connectionQueueStates() throws -> [String: ConnectionQueue] {
+        try connectionQueues().mapValues { queue in
+            ConnectionQueue(depth: queue.depth, oldestWaiting: queue.oldest.map { Date(timeIntervalSince1970: $0) })
+        }
+    }
+
     /// Undelivered objects, bytes on disk and the oldest undelivered object's creation time, per connection.
     private func connectionQueues() throws -> [String: (depth: Int, bytes: Int, oldest: Double?)] {
         try database.read { db in
@@ -542,6 +558,10 @@ extension SegmentSpool {
 
     public func markGivenUp(connection: String, object: UploadObject, reason: String, now: Date = Date()) async throws {
         try await BlockingIO.run { try self.markGivenUp(connection: connection, object: object, reason: reason, now: now) }
+    }
+
+    public func connectionQueueStates() async throws -> [String: ConnectionQueue] {
+        try await BlockingIO.run { try self.connectionQueueStates() }
     }
 
     public func sessionDelivery(_ session: Int, connection: String) async throws -> SessionDelivery {

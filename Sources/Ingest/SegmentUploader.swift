@@ -24,6 +24,21 @@ public struct UploadSummary: Sendable, Hashable {
     public var givenUpObjects: [UploadObject] = []
 }
 
+/// How a connection's uploads went lately, for status pages: when an object last reached the ingest, and the latest
+/// problem (a failed attempt to be retried, a refusal, a give-up) with when it happened. A later delivery does not
+/// clear the problem: its time tells whether it is still current.
+public struct UploadActivity: Sendable, Hashable {
+    public var lastDelivery: Date?
+    public var lastProblem: String?
+    public var lastProblemAt: Date?
+
+    public init(lastDelivery: Date? = nil, lastProblem: String? = nil, lastProblemAt: Date? = nil) {
+        self.lastDelivery = lastDelivery
+        self.lastProblem = lastProblem
+        self.lastProblemAt = lastProblemAt
+    }
+}
+
 /// Uploads one connection's CMAF objects over HTTPS PUT: spooled objects first, in order per track, with one
 /// independent lane per track; live segments stream chunk by chunk when their track is caught up.
 ///
@@ -74,6 +89,12 @@ public final class SegmentUploader: Sendable {
         /// Not spooled (the write failed) while a live upload of them was under way: lost only if that upload fails.
         /// At most one per track: a lane streams one segment at a time.
         var unspooledStreaming: Set<UploadObject> = []
+        var activity = UploadActivity()
+
+        mutating func noteProblem(_ problem: String) {
+            activity.lastProblem = problem
+            activity.lastProblemAt = Date()
+        }
     }
 
     public init(spool: SegmentSpool, endpoint: UploadEndpoint, policy: UploadPolicy, segmentDuration: Duration,
@@ -223,6 +244,9 @@ public final class SegmentUploader: Sendable {
 
     /// Failed attempts so far (all tracks), for logs and tests.
     public var retryCount: Int { shared.withLock { $0.retries } }
+
+    /// The latest delivery and the latest problem (see ``UploadActivity``).
+    public var activity: UploadActivity { shared.withLock { $0.activity } }
 
     /// Whether anything waits for this connection (the transport model's BUSY).
     public func isBusy() -> Bool {
@@ -394,6 +418,7 @@ public final class SegmentUploader: Sendable {
                 shared.withLock { shared in
                     shared.lastDelivered[track] = object
                     shared.delivered += 1
+                    shared.activity.lastDelivery = Date()
                     // Matched (and marked delivered) when the spool lists it; a segment it could not take never appears.
                     if isLive, !unspooled { shared.deliveredLive.insert(object) }
                 }
@@ -437,6 +462,7 @@ public final class SegmentUploader: Sendable {
     private func giveUp(_ object: UploadObject, reason: String, outcome: UploadOutcome, recordWhenSpooled: Bool) async {
         let connection = endpoint.connection
         shared.withLock { shared in
+            shared.noteProblem("\(object.relativePath) given up: \(outcome)")
             shared.givenUp += 1
             if shared.givenUpObjects.count < Self.lostObjectsNamed { shared.givenUpObjects.append(object) }
             if recordWhenSpooled { shared.givenUpUnrecorded[object] = reason }
@@ -483,7 +509,10 @@ public final class SegmentUploader: Sendable {
     }
 
     private func budgetSpent(track: String, reason: String) {
-        shared.withLock { $0.failure = "track \(track): retry budget spent: \(reason)" }
+        shared.withLock {
+            $0.failure = "track \(track): retry budget spent: \(reason)"
+            $0.noteProblem($0.failure!)
+        }
         logger.error("retry budget spent; keeping the spool", metadata: ["track": "\(track)", "reason": "\(reason)"])
     }
 
@@ -491,6 +520,7 @@ public final class SegmentUploader: Sendable {
     /// False when the lane must stop.
     private func spoolReadFailed(track: String, decision: UploadDecision, error: any Error) async -> Bool {
         spoolReadFailuresCounter.increment()
+        shared.withLock { $0.noteProblem("spool read failed: \(error)") }
         switch decision {
         case .retry(let delay):
             shared.withLock { $0.retries += 1 }
@@ -520,7 +550,10 @@ public final class SegmentUploader: Sendable {
     }
 
     private func noteRetry(_ object: UploadObject, outcome: UploadOutcome, delay: Duration) {
-        shared.withLock { $0.retries += 1 }
+        shared.withLock {
+            $0.retries += 1
+            $0.noteProblem("\(object.relativePath): \(outcome)")
+        }
         retriesCounter.increment()
         logger.warning("upload failed; will retry", metadata: [
             "object": "\(object)", "outcome": "\(outcome)", "delay": "\(delay)",

@@ -1,12 +1,15 @@
 import CFFmpeg
 
-/// Owns an encoding `AVCodecContext` (libx264 or FFmpeg's AAC encoder for codecs CMAF cannot carry).
+/// Owns an encoding `AVCodecContext` (libx264 or FFmpeg's AAC encoder for codecs CMAF cannot carry; mjpeg for
+/// thumbnails).
 final class Encoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     let name: String
 
-    /// `configure` sets dimensions, rates and formats before the encoder is opened with `options`.
-    init(name: String, options: [String: String] = [:], configure: (UnsafeMutablePointer<AVCodecContext>) -> Void) throws {
+    /// `configure` sets dimensions, rates and formats before the encoder is opened with `options`. `globalHeader`:
+    /// parameter sets out of band, as MP4 sample entries carry them (a JPEG carries its tables itself).
+    init(name: String, options: [String: String] = [:], globalHeader: Bool = true,
+         configure: (UnsafeMutablePointer<AVCodecContext>) -> Void) throws {
         guard let codec = avcodec_find_encoder_by_name(name) else {
             throw MediaError("encoder \(name) is not available in this FFmpeg build")
         }
@@ -15,7 +18,7 @@ final class Encoder {
         self.name = name
         configure(ctx)
         // Out-of-band parameter sets (avcC / AudioSpecificConfig), which MP4 sample entries carry.
-        ctx.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
+        if globalHeader { ctx.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER) }
         var dict: OpaquePointer? = nil
         for (k, v) in options { av_dict_set(&dict, k, v, 0) }
         defer { av_dict_free(&dict) }

@@ -21,6 +21,10 @@ public struct DecodedPicture {
     /// The picture scaled to the sampler's analysis size, luma only.
     public func luma() throws -> LumaImage { try sampler.scale(frame) }
 
+    /// Keeps the whole decoded picture (every plane at full size, by reference: no copy, no second decode) beyond
+    /// this callback, for a trigger's thumbnail or a snapshot (``JPEGEncoder``).
+    public func keep(in held: HeldPicture) throws { try held.hold(frame) }
+
     /// The decoder's pixel format for this picture.
     var pixelFormat: AVPixelFormat { AVPixelFormat(rawValue: frame.pointer.pointee.format) }
 

@@ -62,6 +62,8 @@ final class AnalysisStreamReader: @unchecked Sendable {
     private let interrupt: InterruptFlag
     private let logger: Logger
     private let done = DispatchSemaphore(value: 0)
+    /// Where each decoded picture is kept for thumbnails and snapshots (the recording's ``HeldPicture``).
+    private let held: HeldPicture?
 
     // Guarded by `condition`.
     private let condition = NSCondition()
@@ -73,9 +75,11 @@ final class AnalysisStreamReader: @unchecked Sendable {
     private var decodedCount = 0
 
     /// Opens the stream (a clear error if it cannot be read or has no video) and starts reading it.
+    /// `keeping`: each picture is also kept there, whole (the substream's picture is the thumbnail).
     init(source: AnalysisSource, width: Int, height: Int, keyframesOnly: Bool, paceRealTime: Bool,
-         interrupt: InterruptFlag, logger: Logger) throws {
+         interrupt: InterruptFlag, logger: Logger, keeping held: HeldPicture? = nil) throws {
         self.source = source
+        self.held = held
         self.interrupt = interrupt
         self.logger = logger
         self.keyframesOnly = keyframesOnly
@@ -142,6 +146,8 @@ final class AnalysisStreamReader: @unchecked Sendable {
             func queued(_ picture: DecodedPicture) throws {
                 if first == nil { first = picture.time }
                 guard picture.time >= first! else { return }  // before the first: nothing to map it onto
+                // A picture that cannot be kept (out of memory) only costs a thumbnail: analysis goes on without it.
+                if let held { try? picture.keep(in: held) }
                 let item = Picture(offset: picture.time - first!, isKeyframe: picture.isKeyframe, luma: try picture.luma())
                 condition.withLock {
                     while source.synchronous, queue.count >= Self.capacity, !stopping { condition.wait() }

@@ -151,7 +151,11 @@ final class ClipRunner {
             case .continuous: .continuous
             case .command: .command(manualReason ?? .userInitiated)
             }
-            let request = BeginRequest(number: number, trigger: recordingTrigger, answers: answers)
+            // The picture at the trigger: the analysis kept the one it decoded last (the one that triggered, or the
+            // latest at a manual trigger), so this costs a scale and an encode, never a decode.
+            let format = policy.format ?? settings.options.sessionFormat
+            let thumbnail = format.thumbnails && format.encryption == nil ? settings.pictures?.thumbnail() : nil
+            let request = BeginRequest(number: number, trigger: recordingTrigger, answers: answers, thumbnail: thumbnail)
             requests[number] = request
             hooks.begin(request)
         case .withdrawBegin(let number):
@@ -409,6 +413,8 @@ struct SessionSettings {
     let audio: (any TrackConditioner)?
     let audioCodec: String?
     let options: RecordingOptions
+    /// The analysed pictures, when the recording keeps them (thumbnails at each trigger).
+    let pictures: TriggerPictures?
 
     var hasAudio: Bool { audio != nil }
 

@@ -14,9 +14,9 @@ public enum CredentialRedaction {
         return text.replacing(userinfo) { match in "\(match.output.1)\(placeholder)@" }
     }
 
-    /// A scheme, `://`, then userinfo up to the `@` before the host: no `/`, `?`, `#`, `@` or white space in it (RFC
-    /// 3986's authority ends at the first `/`, `?` or `#`).
-    nonisolated(unsafe) private static let userinfo = /([A-Za-z][A-Za-z0-9+.\-]*:\/\/)[^\/?#@\s]+@/
+    /// A scheme, `://`, then userinfo up to the *last* `@` before the authority ends (RFC 3986's authority ends at
+    /// the first `/`, `?` or `#`; white space ends a URL in prose), so a password with an unencoded `@` goes whole.
+    nonisolated(unsafe) private static let userinfo = /([A-Za-z][A-Za-z0-9+.\-]*:\/\/)[^\/?#\s]*@/
 }
 
 /// A log handler that redacts URL credentials (``CredentialRedaction``) from every message and metadata value before

@@ -118,6 +118,10 @@ public struct RecordingOptions: Sendable {
     public var paceRealTime = false
     /// Counters and histograms to update as frames, triggers and clips happen (`pushav serve`, per camera).
     public var metrics: RecordingMetrics? = nil
+    /// Keep the latest analysed picture (by reference, no second decode): snapshots are asked for and answered
+    /// through this, and a connection whose format asks for thumbnails (``SessionFormat/thumbnails``) gets a JPEG of
+    /// the picture at each trigger with its Begin request. nil (`pushav record`): no picture is kept.
+    public var snapshots: SnapshotRequests? = nil
 
     /// The sessions' format where a policy has none of its own.
     public var sessionFormat: SessionFormat {

@@ -1,5 +1,6 @@
 import CMAF
 import Foundation
+import MediaIO
 import Motion
 import Synchronization
 import Timeline
@@ -53,14 +54,18 @@ public struct SessionHooks: Sendable {
 /// ended), so the answers waiting in a runner's ``BeginAnswers`` never number more than one.
 public final class BeginRequest: Sendable {
     public let trigger: RecordingTrigger
+    /// The picture at the trigger, when the connection's format asks for thumbnails (made on the media thread as the
+    /// recording began, from the picture the analysis had decoded).
+    public let thumbnail: JPEGPicture?
     /// The connection's machine numbers its requests; the answer names it (an answer to a withdrawn request is ignored).
     let number: Int
     private let answers: BeginAnswers
     private let accepted = Mutex<Int?>(nil)
 
-    init(number: Int, trigger: RecordingTrigger, answers: BeginAnswers) {
+    init(number: Int, trigger: RecordingTrigger, answers: BeginAnswers, thumbnail: JPEGPicture? = nil) {
         self.number = number
         self.trigger = trigger
+        self.thumbnail = thumbnail
         self.answers = answers
     }
 
@@ -122,11 +127,17 @@ public struct SessionFormat: Sendable, Hashable {
     /// says no: its events go to the durable spool, which is then the only copy on disk (one write of each byte
     /// instead of two — flash wear on a camera).
     public var writesSegmentFiles: Bool
+    /// A JPEG of the picture at each trigger goes with the recording's Begin request (``BeginRequest/thumbnail``),
+    /// when the recording keeps its pictures (``RecordingOptions/snapshots``). Never for an encrypted session: the
+    /// thumbnail would show in the clear what the transport encrypts.
+    public var thumbnails: Bool
 
     public init(segmentDuration: MediaTime, chunkDuration: MediaTime?, videoTrackName: String = "video",
                 audioTrackName: String = "audio", includeAudio: Bool = true, writeClips: Bool = false,
-                dashManifest: Bool = false, encryption: CommonEncryption? = nil, writesSegmentFiles: Bool = true) {
+                dashManifest: Bool = false, encryption: CommonEncryption? = nil, writesSegmentFiles: Bool = true,
+                thumbnails: Bool = false) {
         self.writesSegmentFiles = writesSegmentFiles
+        self.thumbnails = thumbnails
         self.dashManifest = dashManifest
         self.encryption = encryption
         self.segmentDuration = segmentDuration
@@ -204,6 +215,9 @@ public final class RecordingControl: Sendable {
         public var motionPeriods: [MotionPeriod] = []
         /// When the latest packet was read: how `/ready` tells a live source from a stalled one.
         public var lastPacketRead: ContinuousClock.Instant?
+        /// The recorded video's picture size (what zones' vertices are measured in); nil before the input opened.
+        public var videoWidth: Int?
+        public var videoHeight: Int?
         public init() {}
 
         /// An analysed frame showed motion at `instant`.

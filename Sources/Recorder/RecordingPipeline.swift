@@ -28,9 +28,6 @@ struct RecordingPipeline {
         let video = try input.conditioner(for: videoStream, keyframeInterval: options.segmentDuration)
         let audioStream = options.includeAudio ? input.audio : nil
         let audio = try audioStream.map { try input.conditioner(for: $0, keyframeInterval: options.segmentDuration) }
-        let settings = SessionSettings(video: video, videoCodec: videoStream.codec, frameRate: videoStream.frameRate,
-                                       audio: audio, audioCodec: audioStream?.codec, options: options)
-        var runners = options.policies.map { ClipRunner(policy: $0, settings: settings, logger: logger) }
         let needsMotion = options.alwaysAnalyseMotion || options.policies.contains { $0.trigger == .motion }
         logger.info("recording", metadata: [
             "input": "\(url)", "video": "\(videoStream.codec)\(video.transcodes ? " (transcoding)" : "")",
@@ -39,6 +36,18 @@ struct RecordingPipeline {
         ])
 
         var analysis = try needsMotion ? MotionAnalysis(video: videoStream, options: options) : nil
+        // The analysed pictures, kept for thumbnails and snapshots (only where they are decoded anyway: with analysis).
+        let pictures = try options.snapshots.flatMap { requests in
+            try analysis.map { _ in try TriggerPictures(requests: requests, logger: logger) }
+        }
+        defer { pictures?.held.release() }
+        let settings = SessionSettings(video: video, videoCodec: videoStream.codec, frameRate: videoStream.frameRate,
+                                       audio: audio, audioCodec: audioStream?.codec, options: options, pictures: pictures)
+        var runners = options.policies.map { ClipRunner(policy: $0, settings: settings, logger: logger) }
+        options.control?.record {
+            $0.videoWidth = videoStream.width
+            $0.videoHeight = videoStream.height
+        }
         // Zone Management's triggers, fed every analysed picture.
         var zoneTriggers = ZoneTriggers(options.zoneTriggers)
         func reportZoneEvents(_ events: [ZoneTriggers.Event]) {
@@ -52,7 +61,7 @@ struct RecordingPipeline {
             try options.analysisSource.map {
                 try AnalysisStreamReader(source: $0, width: a.width, height: a.height,
                                          keyframesOnly: options.analyseKeyframesOnly, paceRealTime: options.paceRealTime,
-                                         interrupt: analysisInterrupt, logger: logger)
+                                         interrupt: analysisInterrupt, logger: logger, keeping: pictures?.held)
             }
         }
         defer { analysisReader?.stop() }
@@ -192,6 +201,8 @@ struct RecordingPipeline {
             let t = picture.time
             if let last = lastFrameTime, t <= last { return }
             lastFrameTime = t
+            // Before the detector: a trigger at t gets t's picture as its thumbnail.
+            pictures?.keep(picture)
             let sample = try detect(at: t, isKeyframe: picture.isKeyframe, luma: picture.luma)
             for r in runners {
                 try r.frame(at: t, isKeyframe: picture.isKeyframe, buffer: buffer)
@@ -353,6 +364,7 @@ struct RecordingPipeline {
                 }
                 guard more else { break }
                 try applyControl()
+                pictures?.answerSnapshotRequests()
                 if options.paceRealTime, packet.streamIndex == videoStream.index, let pts = packet.pts ?? packet.dts {
                     try paceVideo(videoStream.timeBase.time(pts))
                 }

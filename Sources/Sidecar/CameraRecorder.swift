@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MediaIO
 import Metrics
 import Motion
 import Recorder
@@ -27,6 +28,8 @@ public final class CameraRecorder: Sendable {
     /// `pushav_manual_triggers_lost_total{camera}`: manual triggers that came while the source was down.
     private let lostTriggers: Counter
     private let state: Mutex<State>
+    /// Snapshots of the analysed pictures (across passes: a request waits for whichever pass reads next).
+    private let snapshots = SnapshotRequests()
 
     private struct State {
         var control: RecordingControl?
@@ -46,13 +49,29 @@ public final class CameraRecorder: Sendable {
         var recentClips: [CameraStatus.RecentClip] = []
         /// The MP4 of each recent clip that has one; a clip's file is deleted when the clip leaves `recentClips`.
         var clipFiles: [ClipKey: URL] = [:]
+        /// The JPEG of the picture at each recording's trigger, from its Begin on; bounded (``thumbnailsKept``): a
+        /// thumbnail goes when its clip leaves `recentClips`, or, past the bound, the oldest one goes.
+        var thumbnails: [ClipKey: JPEGPicture] = [:]
+        /// `thumbnails`' keys, oldest first.
+        var thumbnailOrder: [ClipKey] = []
+        /// The recording each connection has running, and since when (wall clock, its Begin).
+        var recording: [UInt16: (session: UInt64, since: Date)] = [:]
         /// Motion periods of earlier passes (the current pass's are in its control's statistics).
         var motionPeriods: [MotionPeriod] = []
         var lostTriggers = 0
         var reconnects = 0
 
+        /// Pictures analysed per second, from the totals status reads see.
+        var analysisRate = RateMeter()
+        /// The video's picture size as the last pass found it.
+        var videoSize: (width: Int, height: Int)?
+
+        /// A pass is reading the source and has read from it.
+        var isStreaming: Bool { source != .stopped && (control?.statistics.packetsRead ?? 0) > 0 }
+
         /// Carries a finished pass's figures over to the next.
         mutating func keep(_ statistics: RecordingControl.Statistics) {
+            if let width = statistics.videoWidth, let height = statistics.videoHeight { videoSize = (width, height) }
             framesAnalysedBefore += statistics.framesAnalysed
             lastMotion = statistics.lastMotion ?? lastMotion
             lastPacketReadBefore = statistics.lastPacketRead ?? lastPacketReadBefore
@@ -68,6 +87,8 @@ public final class CameraRecorder: Sendable {
 
     /// Recent clips and motion shown on the status page.
     static let recentClipsKept = 20
+    /// Thumbnails kept: those of the recent clips plus those of recordings still running (one per connection).
+    static let thumbnailsKept = 40
     static let recentMotionWindow: TimeInterval = 600
 
     private struct Attachment {
@@ -203,26 +224,69 @@ public final class CameraRecorder: Sendable {
         }
     }
 
+    /// A recording began (the cluster accepted its Begin as `session`), with the picture at its trigger if the
+    /// connection makes thumbnails: the status page shows it from now on.
+    func noteRecordingBegan(connection: UInt16, session: UInt64, thumbnail: JPEGPicture?) {
+        let key = ClipKey(connection: connection, session: session)
+        state.withLock { state in
+            state.recording[connection] = (session, Date())
+            guard let thumbnail else { return }
+            state.thumbnails[key] = thumbnail
+            state.thumbnailOrder.removeAll { $0 == key }
+            state.thumbnailOrder.append(key)
+            while state.thumbnailOrder.count > Self.thumbnailsKept {
+                state.thumbnails[state.thumbnailOrder.removeFirst()] = nil
+            }
+        }
+    }
+
     /// A finished session and its MP4 (if one was written), for the status page: newest first, at most
-    /// ``recentClipsKept``; an older clip's MP4 is deleted as it drops off.
+    /// ``recentClipsKept``; an older clip's MP4 is deleted as it drops off, and its thumbnail is forgotten.
     func noteClip(_ clip: CameraStatus.RecentClip, file: URL?) {
         let key = ClipKey(connection: clip.connectionID, session: clip.cmafSessionNumber)
         let dropped = state.withLock { state -> [URL] in
             var clip = clip
-            clip.clip = file.map { _ in "/v1/cameras/\(configuration.id)/clips/\(key.connection)/\(key.session)" }
+            let path = "/v1/cameras/\(configuration.id)/clips/\(key.connection)/\(key.session)"
+            clip.clip = file.map { _ in path }
+            clip.thumbnail = state.thumbnails[key].map { _ in path + "/thumbnail.jpg" }
+            if state.recording[key.connection]?.session == key.session { state.recording[key.connection] = nil }
             state.recentClips.removeAll { $0.connectionID == clip.connectionID && $0.cmafSessionNumber == clip.cmafSessionNumber }
             state.recentClips.insert(clip, at: 0)
             if let file { state.clipFiles[key] = file }
             var dropped: [URL] = []
             while state.recentClips.count > Self.recentClipsKept {
                 let old = state.recentClips.removeLast()
-                if let file = state.clipFiles.removeValue(forKey: ClipKey(connection: old.connectionID, session: old.cmafSessionNumber)) {
-                    dropped.append(file)
-                }
+                let oldKey = ClipKey(connection: old.connectionID, session: old.cmafSessionNumber)
+                if let file = state.clipFiles.removeValue(forKey: oldKey) { dropped.append(file) }
+                if state.thumbnails.removeValue(forKey: oldKey) != nil { state.thumbnailOrder.removeAll { $0 == oldKey } }
             }
             return dropped
         }
         for file in dropped { try? FileManager.default.removeItem(at: file) }
+    }
+
+    /// A recording that produced nothing (dropped or abandoned) is no longer running.
+    func noteRecordingGone(connection: UInt16, session: UInt64) {
+        state.withLock { state in
+            if state.recording[connection]?.session == session { state.recording[connection] = nil }
+        }
+    }
+
+    /// The JPEG of the picture at a recording's trigger; nil when it has none or it was forgotten.
+    public func thumbnail(connection: UInt16, session: UInt64) -> JPEGPicture? {
+        state.withLock { $0.thumbnails[ClipKey(connection: connection, session: session)] }
+    }
+
+    /// The recording `connection` has running and since when; nil while none runs.
+    public func runningRecording(connection: UInt16) -> (session: UInt64, since: Date)? {
+        state.withLock { $0.recording[connection] }
+    }
+
+    /// A JPEG of the latest analysed picture: a new one while the source streams, else the last one made.
+    public func snapshot() async -> Snapshot? {
+        let streaming = state.withLock { $0.isStreaming }
+        guard streaming else { return snapshots.latest }
+        return await snapshots.snapshot()
     }
 
     /// The MP4 of a recent clip; nil when it has none or it dropped off the recent list.
@@ -233,16 +297,22 @@ public final class CameraRecorder: Sendable {
     public var status: CameraStatus {
         state.withLock { state in
             let statistics = state.control?.statistics
-            let streaming = state.source != .stopped && (statistics?.packetsRead ?? 0) > 0
-            return CameraStatus(
+            let streaming = state.isStreaming
+            let framesAnalysed = state.framesAnalysedBefore + (statistics?.framesAnalysed ?? 0)
+            var status = CameraStatus(
                 // A camera URL's credentials never leave the process: not in the API, not on the page.
                 id: configuration.id, source: CredentialRedaction.redact(configuration.source),
                 state: streaming ? .streaming : state.source, lastError: state.lastError.map(CredentialRedaction.redact),
-                framesAnalysed: state.framesAnalysedBefore + (statistics?.framesAnalysed ?? 0),
+                framesAnalysed: framesAnalysed,
                 lastMotion: statistics?.lastMotion ?? state.lastMotion, connections: state.attached.count,
                 recentClips: state.recentClips,
                 recentMotion: (state.motionPeriods + (statistics?.motionPeriods ?? []))
-                    .filter { $0.end.timeIntervalSinceNow > -Self.recentMotionWindow })
+                    .filter { $0.end.timeIntervalSinceNow > -Self.recentMotionWindow },
+                reconnects: state.reconnects,
+                videoWidth: statistics?.videoWidth ?? state.videoSize?.width,
+                videoHeight: statistics?.videoHeight ?? state.videoSize?.height)
+            status.analysisRate = state.analysisRate.note(framesAnalysed)
+            return status
         }
     }
 
@@ -283,6 +353,7 @@ public final class CameraRecorder: Sendable {
                 AnalysisSource(url: url, inputOptions: url.hasPrefix("rtsp") ? ["timeout": "5000000"] : [:], synchronous: false)
             }
             options.metrics = metrics
+            options.snapshots = snapshots
             // A camera that stops sending must not hang the read: RTSP's socket timeout, in microseconds.
             if configuration.source.hasPrefix("rtsp") { options.inputOptions["timeout"] = "5000000" }
             let started = ContinuousClock.now
@@ -331,4 +402,24 @@ public final class CameraRecorder: Sendable {
 
     public var reconnectCount: Int { state.withLock { $0.reconnects } }
     public var lostTriggerCount: Int { state.withLock { $0.lostTriggers } }
+}
+
+/// A count's rate per second from the totals successive reads see: no timer and no work on the media thread, only
+/// arithmetic when someone asks (the status page polls every 2 s). Over the samples of the last ``window`` (at least
+/// the previous read, however old); at most ``maxSamples`` are kept.
+struct RateMeter {
+    static let window = Duration.seconds(10)
+    static let maxSamples = 64
+    private var samples: [(at: ContinuousClock.Instant, total: Int)] = []
+
+    /// Notes `total` now; the rate since the oldest sample kept, nil until two reads at least a second apart.
+    mutating func note(_ total: Int, at now: ContinuousClock.Instant = .now) -> Double? {
+        if let last = samples.last, total < last.total { samples.removeAll() }  // a count never falls: start again
+        samples.append((now, total))
+        while samples.count > 2, now - samples[0].at > Self.window { samples.removeFirst() }
+        if samples.count > Self.maxSamples { samples.removeFirst(samples.count - Self.maxSamples) }
+        guard let first = samples.first, now - first.at >= .seconds(1) else { return nil }
+        let seconds = Double((now - first.at).components.seconds) + Double((now - first.at).components.attoseconds) * 1e-18
+        return Double(total - first.total) / seconds
+    }
 }

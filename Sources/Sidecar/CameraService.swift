@@ -103,6 +103,11 @@ final class CameraService: Service, Sendable {
         try? store.close()
     }
 
+    /// How `connection`'s uploads went lately (last delivery, last problem); nil when it is not attached.
+    func uploadActivity(_ connection: UInt16) -> UploadActivity? {
+        attached.withLock { $0[connection]?.upload.uploader.activity }
+    }
+
     /// How long the uploads may go on delivering after the recorder stopped; what is left stays in the spool.
     static let uploadGrace: Duration = .seconds(3)
 
@@ -274,6 +279,8 @@ final class CameraService: Service, Sendable {
         // An MP4 of each event clip for the status page (the newest 20 per camera are kept); a Continuous session can
         // last for days, so it gets none, and an encrypted transport none either (the clip would be clear).
         format.writeClips = connection.transportOptions.triggerOptions.triggerType != .continuous && format.encryption == nil
+        // The picture at each trigger for the status page; none for an encrypted transport, for the same reason.
+        format.thumbnails = format.encryption == nil
         // The spool is the only copy of what is uploaded (written once, durably); no working copy beside it.
         format.writesSegmentFiles = false
         policy.format = format
@@ -285,12 +292,14 @@ final class CameraService: Service, Sendable {
             begin: { request in
                 announcer.send(.begin(connection: id, request, began: { session in
                     started.withLock { $0[session] = Date() }
+                    recorder.noteRecordingBegan(connection: id, session: UInt64(session), thumbnail: request.thumbnail)
                     upload.sessionBegan()
                 }))
             },
             withdraw: { request in
                 announcer.send(.withdraw(connection: id, request, ended: { session in
                     started.withLock { $0[session] = nil }
+                    recorder.noteRecordingGone(connection: id, session: UInt64(session))
                     upload.sessionWritten()
                 }))
             },
@@ -300,12 +309,17 @@ final class CameraService: Service, Sendable {
                 // The bytes went to the spool with the events; the working copy is not needed (and a failed session's
                 // partial files must not keep filling the disk that made it fail).
                 try? FileManager.default.removeItem(at: output.appendingPathComponent("session_\(record.session)"))
-                guard !record.tracks.isEmpty else { return }  // dropped (logged and counted by the recorder)
+                guard !record.tracks.isEmpty else {  // dropped (logged and counted by the recorder)
+                    recorder.noteRecordingGone(connection: id, session: UInt64(record.session))
+                    return
+                }
                 upload.handle(.sessionFinished(record))
                 recorder.noteClip(CameraStatus.RecentClip(
                     connectionID: id, cmafSessionNumber: UInt64(record.session),
                     started: started.withLock { $0.removeValue(forKey: record.session) } ?? Date(), ended: Date(),
-                    endReason: record.endReason), file: record.clip.map { output.appendingPathComponent($0) })
+                    endReason: record.endReason, triggerType: record.triggerType,
+                    triggerOffset: record.trigger.map { max(0, $0 - record.start) }),
+                    file: record.clip.map { output.appendingPathComponent($0) })
                 logger.info("recording finished", metadata: [
                     "session": "\(record.session)", "duration": "\(record.duration)",
                     "reason": "\(record.endReason)",

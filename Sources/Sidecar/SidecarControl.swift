@@ -28,6 +28,12 @@ public protocol SidecarControl: Sendable {
     func health() async -> SidecarHealth
     /// The MP4 of a recent clip of `camera` (see ``CameraStatus/RecentClip/clip``); nil when there is none.
     func clipFile(camera: String, connection: UInt16, session: UInt64) async -> URL?
+    /// The JPEG of the picture at the trigger of a recent (or running) recording of `camera` (see
+    /// ``CameraStatus/RecentClip/thumbnail``); nil when there is none (an encrypted transport has none).
+    func thumbnail(camera: String, connection: UInt16, session: UInt64) async -> Data?
+    /// A JPEG of the camera's latest analysed picture: a fresh one while the source streams (it waits for the next
+    /// picture, a few seconds at most), the last one made while it does not; nil for an unknown camera or before any.
+    func snapshot(camera: String) async -> CameraSnapshot?
 
     // TLS Certificate Management and TLS Client Management, as a controller provisions a camera (TC-PAVSTI); the key
     // pair is made in this process and its private key never leaves it.
@@ -139,6 +145,65 @@ public struct CameraAttributesChange: Codable, Sendable, Hashable {
     }
 }
 
+/// `GET /v1/cameras/{camera}/snapshot.jpg`: a JPEG of the camera's analysed picture and when it was made.
+public struct CameraSnapshot: Sendable, Hashable {
+    public var jpeg: Data
+    public var taken: Date
+
+    public init(jpeg: Data, taken: Date) {
+        self.jpeg = jpeg
+        self.taken = taken
+    }
+}
+
+/// One transport connection of a camera as the status page shows it: what it records on, where it uploads, how its
+/// queue stands. Never the ingest URL's credentials or path: the ingest's host and port only.
+public struct ConnectionStatus: Codable, Sendable, Hashable {
+    public var connectionID: UInt16
+    public var fabricIndex: UInt8
+    /// `command`, `motion` or `continuous`.
+    public var triggerType: String
+    /// `active` or `inactive` (TransportStatus).
+    public var transportStatus: String
+    /// `host:port` of the ingest URL (no user information, no path).
+    public var ingest: String
+    /// The CMAF session number used last (the connection's session counter); nil before its first recording.
+    public var sessionNumber: UInt64?
+    /// The session recording now, and since when; nil while none records.
+    public var recordingSession: UInt64?
+    public var recordingSince: Date?
+    /// Objects waiting in the spool for this connection, and when the oldest of them was spooled.
+    public var queueDepth: Int
+    public var oldestWaiting: Date?
+    /// When the latest object reached the ingest (this process's life).
+    public var lastDelivery: Date?
+    /// The latest upload problem (a retry, a refusal, a give-up) and when it happened.
+    public var lastError: String?
+    public var lastErrorAt: Date?
+    /// The transport encrypts (CENC): no clip or thumbnail is kept in the clear.
+    public var encrypted: Bool
+
+    public init(connectionID: UInt16, fabricIndex: UInt8, triggerType: String, transportStatus: String, ingest: String,
+                sessionNumber: UInt64? = nil, recordingSession: UInt64? = nil, recordingSince: Date? = nil,
+                queueDepth: Int = 0, oldestWaiting: Date? = nil, lastDelivery: Date? = nil, lastError: String? = nil,
+                lastErrorAt: Date? = nil, encrypted: Bool = false) {
+        self.connectionID = connectionID
+        self.fabricIndex = fabricIndex
+        self.triggerType = triggerType
+        self.transportStatus = transportStatus
+        self.ingest = ingest
+        self.sessionNumber = sessionNumber
+        self.recordingSession = recordingSession
+        self.recordingSince = recordingSince
+        self.queueDepth = queueDepth
+        self.oldestWaiting = oldestWaiting
+        self.lastDelivery = lastDelivery
+        self.lastError = lastError
+        self.lastErrorAt = lastErrorAt
+        self.encrypted = encrypted
+    }
+}
+
 /// `GET /v1/cameras`: one camera's source and what it recorded lately.
 public struct CameraStatus: Codable, Sendable, Hashable {
     public enum SourceState: String, Codable, Sendable, Hashable {
@@ -163,9 +228,22 @@ public struct CameraStatus: Codable, Sendable, Hashable {
         public var delivered: Bool?
         /// Where the clip's MP4 is served (`/v1/cameras/{camera}/clips/{connectionID}/{session}`); nil without one.
         public var clip: String?
+        /// Settled with objects the ingest refused for good (given up); nil while not known.
+        public var givenUp: Bool?
+        /// `motion`, `command` or `continuous`.
+        public var triggerType: String?
+        /// Seconds from the clip's first picture to its trigger: the pre-roll before it.
+        public var triggerOffset: Double?
+        /// Where the JPEG of the picture at the trigger is served (`…/{session}/thumbnail.jpg`); nil without one.
+        public var thumbnail: String?
 
         public init(connectionID: UInt16, cmafSessionNumber: UInt64, started: Date, ended: Date? = nil, endReason: String? = nil,
-                    delivered: Bool? = nil, clip: String? = nil) {
+                    delivered: Bool? = nil, clip: String? = nil, givenUp: Bool? = nil, triggerType: String? = nil,
+                    triggerOffset: Double? = nil, thumbnail: String? = nil) {
+            self.givenUp = givenUp
+            self.triggerType = triggerType
+            self.triggerOffset = triggerOffset
+            self.thumbnail = thumbnail
             self.connectionID = connectionID
             self.cmafSessionNumber = cmafSessionNumber
             self.started = started
@@ -177,11 +255,15 @@ public struct CameraStatus: Codable, Sendable, Hashable {
     }
 
     public var id: String
+    /// The configured source with any user information (`user:password@`) removed.
     public var source: String
     public var state: SourceState
-    /// Why the source was last lost, if it was.
+    /// Why the source was last lost, if it was (user information in URLs removed).
     public var lastError: String?
     public var framesAnalysed: Int
+    /// Pictures analysed per second lately (between status reads at most 10 s apart); nil until two reads a second
+    /// apart.
+    public var analysisRate: Double?
     public var lastMotion: Date?
     /// Connections allocated on this camera.
     public var connections: Int
@@ -191,9 +273,25 @@ public struct CameraStatus: Codable, Sendable, Hashable {
     public var recentMotion: [MotionPeriod]
     /// Connections that record and upload nothing because their TLS endpoint is gone (until it is provisioned again).
     public var connectionsWithoutTLSEndpoint: [UInt16] = []
+    /// Times the source was lost and opened again since the start.
+    public var reconnects: Int
+    /// The recorded video's picture size, in which zones' vertices are given; nil before the source first opened.
+    public var videoWidth: Int?
+    public var videoHeight: Int?
+    /// Privacy modes and the microphone (CameraAvStreamManagement).
+    public var attributes: CameraAttributes?
+    /// Each connection allocated on this camera, by ID.
+    public var transports: [ConnectionStatus]
 
     public init(id: String, source: String, state: SourceState, lastError: String? = nil, framesAnalysed: Int = 0,
-                lastMotion: Date? = nil, connections: Int = 0, recentClips: [RecentClip] = [], recentMotion: [MotionPeriod] = []) {
+                lastMotion: Date? = nil, connections: Int = 0, recentClips: [RecentClip] = [], recentMotion: [MotionPeriod] = [],
+                reconnects: Int = 0, videoWidth: Int? = nil, videoHeight: Int? = nil, attributes: CameraAttributes? = nil,
+                transports: [ConnectionStatus] = []) {
+        self.reconnects = reconnects
+        self.videoWidth = videoWidth
+        self.videoHeight = videoHeight
+        self.attributes = attributes
+        self.transports = transports
         self.recentMotion = recentMotion
         self.id = id
         self.source = source

@@ -189,21 +189,72 @@ public final class SidecarEngine: SidecarControl, Service {
 
     public func cameraStatuses() async -> [CameraStatus] {
         var statuses: [CameraStatus] = []
+        let queues = (try? await spool.connectionQueueStates()) ?? [:]
         for camera in cameras {
             var status = camera.recorder.status
             status.connectionsWithoutTLSEndpoint = camera.connectionsWithoutTLSEndpoint
             for index in status.recentClips.indices {
                 let clip = status.recentClips[index]
                 let key = Self.spoolKey(camera: camera.configuration.id, connection: clip.connectionID)
-                status.recentClips[index].delivered = try? await spool.isSessionDelivered(Int(clip.cmafSessionNumber), connection: key)
+                guard let delivery = try? await spool.sessionDelivery(Int(clip.cmafSessionNumber), connection: key) else { continue }
+                status.recentClips[index].delivered = delivery == .delivered
+                if case .givenUp = delivery { status.recentClips[index].givenUp = true }
+            }
+            status.attributes = await attributes(camera: camera.configuration.id)
+            status.transports = await camera.server.allConnections().map { connection in
+                Self.connectionStatus(connection, camera: camera,
+                                      queue: queues[Self.spoolKey(camera: camera.configuration.id, connection: connection.connectionID)])
+            }
+            for index in status.transports.indices {
+                status.transports[index].sessionNumber = await camera.server.lastSessionNumber(
+                    connectionID: status.transports[index].connectionID)
             }
             statuses.append(status)
         }
         return statuses
     }
 
+    /// What the status page shows of one connection: its options without URL credentials or path, its recording,
+    /// its queue and its uploads.
+    private static func connectionStatus(_ connection: StoredConnection, camera: CameraService, queue: ConnectionQueue?) -> ConnectionStatus {
+        let options = connection.transportOptions
+        let triggerType = switch options.triggerOptions.triggerType {
+        case .command: "command"
+        case .motion: "motion"
+        case .continuous: "continuous"
+        case .unknown(let value): "unknown (\(value))"
+        }
+        let running = camera.recorder.runningRecording(connection: connection.connectionID)
+        let activity = camera.uploadActivity(connection.connectionID)
+        return ConnectionStatus(
+            connectionID: connection.connectionID, fabricIndex: connection.fabricIndex, triggerType: triggerType,
+            transportStatus: connection.transportStatus == .active ? "active" : "inactive",
+            ingest: Self.ingestAuthority(options.url), recordingSession: running?.session, recordingSince: running?.since,
+            queueDepth: queue?.depth ?? 0, oldestWaiting: queue?.oldestWaiting, lastDelivery: activity?.lastDelivery,
+            lastError: activity?.lastProblem.map(CredentialRedaction.redact), lastErrorAt: activity?.lastProblemAt,
+            encrypted: options.containerOptions.cmafContainerOptions?.cencKey != nil)
+    }
+
+    /// `host[:port]` of an ingest URL: what tells ingests apart, without user information or a path (which may carry
+    /// a token).
+    static func ingestAuthority(_ url: String) -> String {
+        guard let components = URLComponents(string: url), let host = components.host, !host.isEmpty else { return "?" }
+        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        let bracketed = bare.contains(":") ? "[\(bare)]" : bare
+        return components.port.map { "\(bracketed):\($0)" } ?? bracketed
+    }
+
     public func clipFile(camera id: String, connection: UInt16, session: UInt64) async -> URL? {
         camera(id)?.recorder.clipFile(connection: connection, session: session)
+    }
+
+    public func thumbnail(camera id: String, connection: UInt16, session: UInt64) async -> Data? {
+        camera(id)?.recorder.thumbnail(connection: connection, session: session).map { Data($0.bytes) }
+    }
+
+    public func snapshot(camera id: String) async -> CameraSnapshot? {
+        guard let snapshot = await camera(id)?.recorder.snapshot() else { return nil }
+        return CameraSnapshot(jpeg: Data(snapshot.picture.bytes), taken: snapshot.taken)
     }
 
     public func attributes(camera id: String) async -> CameraAttributes? {

@@ -128,6 +128,25 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
                 headers[.contentType] = "video/mp4"
                 return Response(status: .ok, headers: headers, body: try await FileIO().loadFile(path: file.path, context: context))
             },
+            Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg")) { _, context in
+                let (cameraID, _) = try transport(context)
+                let connection = try RequestReading.integer(UInt16.self, "connectionID", context)
+                let session = try RequestReading.integer(UInt64.self, "session", context)
+                guard let jpeg = await control.thumbnail(camera: cameraID, connection: connection, session: session) else {
+                    throw APIError.notFound("session: camera \(cameraID) has no thumbnail of connection \(connection) session \(session)")
+                }
+                // A recording's thumbnail never changes.
+                return JPEGResponse.make(jpeg, cacheControl: "private, max-age=3600")
+            },
+            Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/snapshot.jpg")) { _, context in
+                let (cameraID, _) = try transport(context)
+                guard let snapshot = await control.snapshot(camera: cameraID) else {
+                    throw APIError.notFound("camera: camera \(cameraID) has not analysed a picture yet")
+                }
+                var response = JPEGResponse.make(snapshot.jpeg, cacheControl: "no-store")
+                response.headers[.lastModified] = JPEGResponse.httpDate(snapshot.taken)
+                return response
+            },
             Route(signature: .init(method: .get, path: "/v1/cameras")) { _, _ in
                 try JSONResponse.make(CameraList(cameras: await control.cameraStatuses()))
             },
@@ -481,6 +500,26 @@ enum RequestReading {
             }
             throw APIError.invalidCommand(error.fieldMessage)
         }
+    }
+}
+
+/// Pictures: thumbnails and snapshots, never sniffed as anything else.
+enum JPEGResponse {
+    static func make(_ jpeg: Data, cacheControl: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "image/jpeg"
+        headers[.cacheControl] = cacheControl
+        headers[.xContentTypeOptions] = "nosniff"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
+    }
+
+    /// `Last-Modified`'s form (RFC 9110 IMF-fixdate).
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
     }
 }
 

@@ -381,6 +381,9 @@ public actor PushAVStreamTransportServer {
     /// The session number of the recording running on `connectionID`, if any.
     public func runningSessionNumber(connectionID: UInt16) -> UInt64? { recordings[connectionID]?.sessionNumber }
 
+    /// The session number `connectionID` used last (its session counter; persisted); nil before its first recording.
+    public func lastSessionNumber(connectionID: UInt16) -> UInt64? { sessionNumbers[connectionID] }
+
     /// Every connection of every fabric, for the recorder and uploader (not fabric-filtered).
     public func allConnections() -> [StoredConnection] {
         removeExpiredConnectionsRetryingLater()

@@ -3,42 +3,156 @@ import Testing
 import TestSupport
 
 extension ServeEndToEndTests {
-    /// `GET /` in a real headless Chromium while the camera records: the camera's state, motion and a delivered clip on
-    /// the timeline, and the clip's player loaded with a duration. A screenshot is saved as a test artifact
-    /// (`.build/test-artifacts/serve-page.png`).
-    @Test func statusPageShowsMotionAndPlaysTheDeliveredClip() async throws {
-        try await ServeScenario.run { scenario in
-            let (ingest, serve, events) = (scenario.ingest, scenario.serve, scenario.events)
-            let id = try await serve.allocate(scenario.options(path: "page/", trigger: .command(preRollMs: 2000)))
-            try await serve.setActive(id)
-            try await serve.trigger(id, initial: 2, max: 4)
-            try await events.wait("Begin and End", timeout: .seconds(20)) { $0.count >= 2 }
-            // The clip is delivered, and the looped file's motion (4–6 s into each pass) has been seen.
-            try await Fixtures.waitUntil("a delivered clip and a motion period in the status", timeout: .seconds(40)) {
+    /// `GET /` in a real headless Chromium (driven over the DevTools pipe) while the camera records, against the real
+    /// `pushav serve`: a Motion transport records the looped file's motion and a Command transport is triggered while
+    /// the page is open.
+    ///
+    /// - every delivered clip has a thumbnail that loads: `image/jpeg`, a JPEG whose SOF gives 320 px wide with the
+    ///   video's 16:9 aspect ratio, and in the page a picture (not a flat grey) as the list's image;
+    /// - the snapshot is a 640 px JPEG with the configured zone drawn over it, and the connections table lists both
+    ///   transports;
+    /// - a mouse click on the motion clip's timeline bar plays that clip from its start (the right source,
+    ///   `currentTime` advancing) with its trigger marked; Enter on the manual clip's bar, focused as a keyboard
+    ///   user would, switches to that clip;
+    /// - the event list shows the log (the motion clip's Begin, the zone's ZoneTriggered) and gains the manual
+    ///   trigger's Begin while the test watches;
+    /// - screenshots at 390 and 1280 px, light and dark, in `.build/test-artifacts/status-page-<width>-<scheme>.png`.
+    @Test func statusPageShowsThumbnailsPlaysFromTheTimelineAndListsEvents() async throws {
+        // A zone over the moving box's path, with a trigger: drawn over the snapshot, its events in the list.
+        let zone = "zones: [{id: 1, name: door, polygon: [[180, 280], [980, 280], [980, 480], [180, 480]]}]"
+        try await ServeScenario.run(camera: zone) { scenario in
+            let (ingest, serve) = (scenario.ingest, scenario.serve)
+            _ = try await serve.json(.POST, "/v1/cameras/cam1/zoneManagement/commands/createOrUpdateTrigger", JSON.text(["trigger": [
+                "zoneID": 1, "initialDuration": 2, "augmentationDuration": 1, "maxDuration": 4, "blindDuration": 0]]))
+            let motion = try await serve.allocate(scenario.options(
+                path: "motion/", trigger: .motion(initial: 2, augmentation: 1, max: 4, blind: 0, sensitivity: 5, preRollMs: 2000)))
+            let manual = try await serve.allocate(scenario.options(path: "manual/", trigger: .command(preRollMs: 2000)))
+            try await serve.setActive(motion)
+            try await serve.setActive(manual)
+            let motionClip = "cam1/\(motion)/1", manualClip = "cam1/\(manual)/1"
+            // The looped file's motion (4–6 s into each pass) is recorded and delivered.
+            try await Fixtures.waitUntil("the motion clip delivered and motion in the status", timeout: .seconds(45)) {
                 let camera = try await serve.camera()
                 let clips = camera["recentClips"] as? [[String: Any]] ?? []
-                let motion = camera["recentMotion"] as? [[String: Any]] ?? []
-                return clips.first?["delivered"] as? Bool == true && clips.first?["clip"] is String && !motion.isEmpty
+                return clips.contains { $0["connectionID"] as? Int == motion && $0["delivered"] as? Bool == true }
+                    && !(camera["recentMotion"] as? [[String: Any]] ?? []).isEmpty
             }
+            try await Self.expectThumbnails(serve)
+            let (snapshotStatus, snapshot) = try await serve.bytes("/v1/cameras/cam1/snapshot.jpg")
+            #expect(snapshotStatus == 200 && snapshot.contentType == "image/jpeg")
+            #expect(JPEGHeader.size(of: snapshot.body).map { [$0.width, $0.height] } == [640, 360], "snapshot")
 
-            let dom = try await Chromium.dumpDOM(serve.api + "/", profile: ingest.directory.appendingPathComponent("chromium"))
-            #expect(dom.contains(#"data-state="streaming""#), "\(dom)")
-            #expect(dom.contains(#"class="motion""#), "no motion on the timeline: \(dom)")
-            #expect(dom.contains(#"class="clip delivered""#), "no delivered clip on the timeline: \(dom)")
-            let video = try #require(dom.firstMatch(of: /<video[^>]*>/).map { String($0.output) }, "no player: \(dom)")
-            let readyState = video.firstMatch(of: /data-ready-state="(\d)"/).flatMap { Int($0.output.1) } ?? -1
-            let duration = video.firstMatch(of: /data-duration="([0-9.]+)"/).flatMap { Double($0.output.1) } ?? 0
-            #expect(readyState >= 2, "the clip did not load: \(video)")
-            #expect(duration >= 2 && duration <= 8, "the clip's duration: \(video)")
+            let browser = try await ChromiumSession.start(profile: ingest.directory.appendingPathComponent("chromium"))
+            do {
+                try await browser.open(serve.api + "/")
+                let card = "#camera-cam1"
+                try await browser.waitUntil("the motion clip's bar and its thumbnail", """
+                    document.querySelector('\(card) .clip-row button[data-clip="\(motionClip)"]')
+                      && [...document.querySelectorAll('\(card) .clips img')].length > 0
+                      && [...document.querySelectorAll('\(card) .clips img')].every((img) => img.complete && img.naturalWidth === 320)
+                    """)
+                // The thumbnail is a picture of the scene: its luma varies (a flat or grey-only image would not).
+                let spread = try await browser.evaluate("""
+                    (() => { const img = document.querySelector('\(card) .clips img'), c = document.createElement('canvas');
+                      c.width = img.naturalWidth; c.height = img.naturalHeight; const g = c.getContext('2d'); g.drawImage(img, 0, 0);
+                      const d = g.getImageData(0, 0, c.width, c.height).data; let sum = 0, sq = 0, n = 0;
+                      for (let i = 0; i < d.length; i += 4) { const y = 0.299 * d[i] + 0.587 * d[i + 1] + 0.114 * d[i + 2]; sum += y; sq += y * y; n++; }
+                      return Math.sqrt(sq / n - (sum / n) ** 2); })()
+                    """) as? NSNumber
+                #expect((spread?.doubleValue ?? 0) > 10, "thumbnail luma standard deviation \(String(describing: spread))")
+                try await browser.waitUntil("both connections in the table and the snapshot loaded", """
+                    document.querySelectorAll('\(card) tr[data-connection]').length === 2
+                      && document.querySelector('\(card) .snapshot img').naturalWidth === 640
+                      && document.querySelector('\(card) .state').dataset.state === 'streaming'
+                    """)
+                try await browser.waitUntil("the motion clip's Begin and the zone's event in the list, the zone drawn", """
+                    [...document.querySelectorAll('#events-cam1 li')].map((li) => li.textContent).join('|')
+                      .includes('Recording began: motion · connection \(motion) · session 1')
+                      && document.querySelector('#events-cam1').textContent.includes('Motion in door')
+                      && document.querySelectorAll('\(card) .snapshot polygon').length === 1
+                    """)
 
-            let artifacts = TestPaths.packageRoot.appendingPathComponent(".build/test-artifacts")
-            try FileManager.default.createDirectory(at: artifacts, withIntermediateDirectories: true)
-            let screenshot = artifacts.appendingPathComponent("serve-page.png")
-            try? FileManager.default.removeItem(at: screenshot)
-            try await Chromium.screenshot(serve.api + "/", to: screenshot, profile: ingest.directory.appendingPathComponent("chromium"))
-            let png = try Data(contentsOf: screenshot)
-            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "\(png.count) bytes")
+                // A click on the clip's bar plays it from its start, its trigger marked.
+                try await browser.click("\(card) .clip-row button[data-clip=\"\(motionClip)\"]")
+                try await Self.waitForPlayback(of: motionClip, in: browser)
+                #expect(try await browser.evaluate("!document.querySelector('\(card) .scrub .trigger').hidden") as? Bool == true,
+                        "no trigger mark")
+
+                // While the page is open: a manual trigger appears in the event list, and its clip on the timeline.
+                let entries = (try await browser.evaluate("document.querySelectorAll('#events-cam1 li').length") as? NSNumber)?.intValue ?? 0
+                try await serve.trigger(manual, initial: 2, max: 3)
+                try await browser.waitUntil("the manual trigger's Begin in the event list", """
+                    document.querySelectorAll('#events-cam1 li').length > \(entries)
+                      && document.querySelector('#events-cam1 li').textContent.includes('manual trigger (user initiated) · connection \(manual)')
+                    """)
+                // Keyboard: Enter on the manual clip's bar (once it has an MP4) switches the player to it.
+                try await browser.waitUntil("the manual clip's bar", "document.querySelector('\(card) .clip-row button[data-clip=\"\(manualClip)\"]')",
+                                            timeout: .seconds(30))
+                try await browser.press("Enter", on: "\(card) .clip-row button[data-clip=\"\(manualClip)\"]")
+                try await Self.waitForPlayback(of: manualClip, in: browser)
+                try await Self.expectThumbnails(serve)
+
+                let artifacts = TestPaths.packageRoot.appendingPathComponent(".build/test-artifacts")
+                try FileManager.default.createDirectory(at: artifacts, withIntermediateDirectories: true)
+                for width in [1280, 390] {
+                    for dark in [false, true] {
+                        let png = try await browser.screenshot(width: width, dark: dark)
+                        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "\(width) px: \(png.count) bytes")
+                        try png.write(to: artifacts.appendingPathComponent("status-page-\(width)-\(dark ? "dark" : "light").png"))
+                    }
+                }
+                // At phone width nothing is wider than the screen (tables scroll inside their box).
+                #expect(try await browser.evaluate("document.documentElement.scrollWidth <= 390") as? Bool == true, "horizontal scroll at 390 px")
+            } catch {
+                await browser.close()
+                throw error
+            }
+            await browser.close()
         }
+    }
+
+    /// Every delivered clip in `GET /v1/cameras` has a thumbnail: a JPEG 320 px wide with the video's aspect ratio.
+    static func expectThumbnails(_ serve: Serve) async throws {
+        let clips = try #require(try await serve.camera()["recentClips"] as? [[String: Any]])
+        for clip in clips where clip["delivered"] as? Bool == true {
+            let path = try #require(clip["thumbnail"] as? String, "no thumbnail: \(clip)")
+            let (status, response) = try await serve.bytes(path)
+            #expect(status == 200 && response.contentType == "image/jpeg", "\(path): \(status)")
+            #expect(response.body.starts(with: [0xFF, 0xD8, 0xFF]), "\(path): no JPEG SOI marker")
+            let size = try #require(JPEGHeader.size(of: response.body), "\(path): no SOF")
+            // The test video is 1280×720.
+            #expect(size.width == 320 && abs(Double(size.width) / Double(size.height) - 1280.0 / 720) < 0.02, "\(path): \(size)")
+        }
+    }
+
+    /// Waits until the page's player plays `clip` (its MP4 as the source) and its time advances.
+    static func waitForPlayback(of clip: String, in browser: ChromiumSession) async throws {
+        let parts = clip.split(separator: "/")
+        let source = "/v1/cameras/\(parts[0])/clips/\(parts[1])/\(parts[2])"
+        try await browser.waitUntil("\(clip) playing", """
+            (() => { const v = document.querySelector('#camera-\(parts[0]) .viewer video');
+              return v.dataset.clip === '\(clip)' && v.currentSrc.endsWith('\(source)') && !v.paused && v.currentTime > 0.3; })()
+            """)
+    }
+}
+
+/// A JPEG's picture size, read from its start-of-frame segment.
+enum JPEGHeader {
+    static func size(of bytes: [UInt8]) -> (width: Int, height: Int)? {
+        guard bytes.starts(with: [0xFF, 0xD8]) else { return nil }
+        var index = 2
+        while index + 9 < bytes.count {
+            guard bytes[index] == 0xFF else { return nil }
+            let marker = bytes[index + 1]
+            if marker == 0xFF { index += 1; continue }  // fill byte
+            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+            // SOF0…SOF15 except DHT (C4), JPG (C8) and DAC (CC).
+            if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) {
+                return (Int(bytes[index + 7]) << 8 | Int(bytes[index + 8]), Int(bytes[index + 5]) << 8 | Int(bytes[index + 6]))
+            }
+            index += 2 + length
+        }
+        return nil
     }
 }
 

@@ -80,6 +80,21 @@ struct Serve {
         return (response.status.code, String(buffer: bytes))
     }
 
+    /// What a GET of a picture or a clip answered.
+    struct Fetched {
+        var contentType: String?
+        var body: [UInt8]
+    }
+
+    /// GET `path`: the status, the Content-Type and the body's bytes.
+    func bytes(_ path: String) async throws -> (status: UInt, response: Fetched) {
+        var request = HTTPClientRequest(url: api + path)
+        if let authorization { request.headers.add(name: "Authorization", value: authorization) }
+        let response = try await client.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 16 << 20)
+        return (response.status.code, Fetched(contentType: response.headers.first(name: "Content-Type"), body: Array(buffer: body)))
+    }
+
     func json(_ method: HTTPMethod, _ path: String, _ body: String? = nil) async throws -> [String: Any] {
         let (status, text) = try await request(method, path, body)
         try #require((200..<300).contains(status), "\(method) \(path): \(status) \(text)")

@@ -41,7 +41,7 @@ extension ServeEndToEndTests {
     }
 
     /// A Command transport allocated with CENCKey and CENCKeyID: its clip arrives protected (encv, the key ID in
-    /// tenc), decrypts with the key and not with another, and no clear MP4 of it is kept for the status page.
+    /// tenc), decrypts with the key and not with another, and no clear MP4 or thumbnail of it is kept for the status page.
     @Test func encryptedTransportUploadsOnlyProtectedMedia() async throws {
         try await ServeScenario.run { scenario in
             let (ingest, serve, events) = (scenario.ingest, scenario.serve, scenario.events)
@@ -65,9 +65,15 @@ extension ServeEndToEndTests {
             let decrypted = try await CENCUploadTests.frames(file, key: CENCUploadTests.key)
             #expect(decrypted.count >= 60, "\(decrypted.count) frames decrypted")
             #expect(try await CENCUploadTests.frames(file, key: "000102030405060708090a0b0c0d0e0f") != decrypted)
-            let clips = try #require(try await serve.camera()["recentClips"] as? [[String: Any]])
+            let camera = try await serve.camera()
+            let clips = try #require(camera["recentClips"] as? [[String: Any]])
             let mine = clips.filter { $0["connectionID"] as? Int == id }
-            #expect(!mine.isEmpty && mine.allSatisfy { $0["clip"] == nil || $0["clip"] is NSNull }, "\(clips)")
+            #expect(!mine.isEmpty && mine.allSatisfy { $0["clip"] == nil && $0["thumbnail"] == nil }, "\(clips)")
+            // No thumbnail either: it would show in the clear what the transport encrypts.
+            let (status, _) = try await serve.bytes("/v1/cameras/cam1/clips/\(id)/1/thumbnail.jpg")
+            #expect(status == 404)
+            let transports = try #require(camera["transports"] as? [[String: Any]])
+            #expect(transports.first { $0["connectionID"] as? Int == id }?["encrypted"] as? Bool == true, "\(transports)")
             // The key in no log line of the run, in no status answer (FindTransport gives it back to its own fabric,
             // as the cluster does).
             let keyForms = [CENCUploadTests.key, CENCUploadTests.key.uppercased(), CENCUploadTests.base64(CENCUploadTests.key)]

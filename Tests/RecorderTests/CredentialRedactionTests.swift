@@ -14,6 +14,12 @@ struct CredentialRedactionTests {
         ("https://ingest.example/streams/a@b?x=y@z", "https://ingest.example/streams/a@b?x=y@z"),
         ("mail me at someone@example.com", "mail me at someone@example.com"),
         ("/var/lib/pushav/cam@1.sqlite", "/var/lib/pushav/cam@1.sqlite"),
+        // A password with an unencoded @ goes whole: the userinfo runs to the authority's last @.
+        ("rtsp://admin:p@ss:w0rd@cam.example/live?channel=1", "rtsp://***@cam.example/live?channel=1"),
+        ("rtsp://u:p@a.example/x: Connection refused (retrying rtsp://u:p@b.example/y)",
+         "rtsp://***@a.example/x: Connection refused (retrying rtsp://***@b.example/y)"),
+        ("rtsp://cam.example/live?owner=me@home", "rtsp://cam.example/live?owner=me@home"),
+        ("file:///media/loop.mp4", "file:///media/loop.mp4"),
     ]
 
     @Test(arguments: cases)

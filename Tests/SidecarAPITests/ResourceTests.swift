@@ -73,15 +73,38 @@ import Testing
         }
     }
 
+    /// A recording's thumbnail and the camera's snapshot are JPEGs (never sniffed); what has none is 404 with the
+    /// error body, and IDs that are not integers 400.
+    @Test func thumbnailAndSnapshot() async throws {
+        try await withAPI { _, client in
+            let thumbnail = try await client.call(.get, "/v1/cameras/cam1/clips/1/3/thumbnail.jpg")
+            #expect(thumbnail.status == .ok)
+            #expect(thumbnail.headers[.contentType] == "image/jpeg" && thumbnail.headers[.xContentTypeOptions] == "nosniff")
+            #expect(Data(buffer: thumbnail.body) == TestSidecar.jpeg)
+            let none = try await client.call(.get, "/v1/cameras/cam1/clips/1/4/thumbnail.jpg")
+            #expect(none.status == .notFound && none.errorBody?.status == "NOT_FOUND", "\(none.text)")
+            #expect(try await client.call(.get, "/v1/cameras/cam1/clips/x/3/thumbnail.jpg").status == .badRequest)
+            #expect(try await client.call(.get, "/v1/cameras/cam9/clips/1/3/thumbnail.jpg").status == .notFound)
+
+            let snapshot = try await client.call(.get, "/v1/cameras/cam1/snapshot.jpg")
+            #expect(snapshot.status == .ok && snapshot.headers[.contentType] == "image/jpeg")
+            #expect(snapshot.headers[.cacheControl] == "no-store")
+            #expect(snapshot.headers[.lastModified] == "Sun, 15 Jun 2025 15:06:40 GMT")
+            #expect(Data(buffer: snapshot.body) == TestSidecar.jpeg)
+            #expect(try await client.call(.get, "/v1/cameras/cam2/snapshot.jpg").status == .notFound)
+        }
+    }
+
     @Test func camerasAndHealth() async throws {
         try await withAPI { _, client in
             let cameras = try await client.call(.get, "/v1/cameras")
             #expect(cameras.status == .ok)
             #expect(cameras.text == #"{"cameras":[{"connections":0,"connectionsWithoutTLSEndpoint":[],"framesAnalysed":1500,"id":"cam1","lastMotion":"2025-06-15T15:06:40Z","#
                 + #""recentClips":[{"cmafSessionNumber":3,"connectionID":1,"endReason":"initialDuration","ended":"2025-06-15T15:06:52Z","#
-                + #""started":"2025-06-15T15:06:40Z"}],"recentMotion":[],"source":"rtsp://192.0.2.10/main","state":"streaming"},"#
+                + #""started":"2025-06-15T15:06:40Z"}],"recentMotion":[],"reconnects":0,"source":"rtsp://192.0.2.10/main","#
+                + #""state":"streaming","transports":[]},"#
                 + #"{"connections":0,"connectionsWithoutTLSEndpoint":[],"framesAnalysed":0,"id":"cam2","lastError":"connection refused","recentClips":[],"recentMotion":[],"#
-                + #""source":"file:///media/loop.mp4","state":"reconnecting"}]}"#)
+                + #""reconnects":0,"source":"file:///media/loop.mp4","state":"reconnecting","transports":[]}]}"#)
             let health = try await client.call(.get, "/health")
             #expect(health.text == #"{"cameras":{"cam1":"streaming","cam2":"reconnecting"},"pendingUploads":2,"status":"degraded"}"#)
         }

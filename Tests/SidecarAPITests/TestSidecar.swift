@@ -125,6 +125,19 @@ final class TestSidecar: SidecarControl {
 
     func clipFile(camera: String, connection: UInt16, session: UInt64) async -> URL? { nil }
 
+    /// The bytes the image routes answer with (a JPEG's start and end markers around a comment: the API passes them on).
+    static let jpeg = Data([0xFF, 0xD8, 0xFF, 0xFE, 0x00, 0x06, 0x74, 0x65, 0x73, 0x74, 0xFF, 0xD9])
+
+    /// cam1's connection 1 session 3 (its recent clip) has a thumbnail; nothing else has.
+    func thumbnail(camera: String, connection: UInt16, session: UInt64) async -> Data? {
+        camera == "cam1" && connection == 1 && session == 3 ? Self.jpeg : nil
+    }
+
+    /// cam1 streams and has a picture; cam2 (reconnecting) never had one.
+    func snapshot(camera: String) async -> CameraSnapshot? {
+        camera == "cam1" ? CameraSnapshot(jpeg: Self.jpeg, taken: Date(timeIntervalSince1970: 1_750_000_000)) : nil
+    }
+
     // The provisioning commands run in the real engine (ServeTests); this double answers as a node without them.
     func provisionRootCertificate(_ request: ProvisionRootCertificateRequest, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16 {
         throw .im(.unsupportedCommand, "not in the test double")
