@@ -23,14 +23,6 @@ extension ClipPolicy {
         let triggers = t.triggerOptions
         switch triggers.triggerType {
         case .motion, .command:
-            let entries = (triggers.motionZones?.value ?? []).map { entry in
-                MotionTriggerFilter.ZoneEntry(
-                    zone: entry.zone.value,
-                    sensitivity: Int(triggers.effectiveSensitivity(
-                        for: entry,
-                        zoneManagementSensitivity: zones.first { $0.id == entry.zone.value }?.sensitivity.map { UInt8(clamping: $0) }
-                            ?? zoneManagementSensitivity)))
-            }
             let control = triggers.motionTimeControl.map {
                 ClipTimeControl(initial: Int64($0.initialDuration), augmentation: Int64($0.augmentationDuration),
                                 max: Int64($0.maxDuration), blind: Int64($0.blindDuration))
@@ -39,14 +31,31 @@ extension ClipPolicy {
                 trigger: triggers.triggerType == .motion ? .motion : .command,
                 timeControl: control,
                 maxPreRoll: .milliseconds(Int64(triggers.maxPreRollLen ?? 0)),
-                motionFilter: MotionTriggerFilter(
-                    zones: entries, sensitivity: Int(triggers.effectiveSensitivity(for: nil, zoneManagementSensitivity: zoneManagementSensitivity))),
+                motionFilter: MotionTriggerFilter(triggers: triggers, zones: zones, zoneManagementSensitivity: zoneManagementSensitivity),
                 continuousSessionLength: continuousSessionLength,
                 output: output)
         default:
             self.init(trigger: .continuous, maxPreRoll: .zero, continuousSessionLength: continuousSessionLength,
                       output: output)
         }
+    }
+}
+
+extension MotionTriggerFilter {
+    /// Rule 1's filter for a transport's TriggerOptions: each named zone at its resolved sensitivity (its own under
+    /// PERZONESENS, else motionSensitivity, else the configured zone's own, else the Zone Management Sensitivity),
+    /// and motion anywhere at motionSensitivity or that Sensitivity when it names none.
+    public init(triggers: TransportTriggerOptionsStruct, zones: [MotionZone], zoneManagementSensitivity: UInt8) {
+        let entries = (triggers.motionZones?.value ?? []).map { entry in
+            ZoneEntry(
+                zone: entry.zone.value,
+                sensitivity: Int(triggers.effectiveSensitivity(
+                    for: entry,
+                    zoneManagementSensitivity: zones.first { $0.id == entry.zone.value }?.sensitivity.map { UInt8(clamping: $0) }
+                        ?? zoneManagementSensitivity)))
+        }
+        self.init(zones: entries,
+                  sensitivity: Int(triggers.effectiveSensitivity(for: nil, zoneManagementSensitivity: zoneManagementSensitivity)))
     }
 }
 

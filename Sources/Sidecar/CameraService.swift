@@ -156,36 +156,36 @@ final class CameraService: Service, Sendable {
                 }
             case .registriesChanged:
                 // A zone created, changed or removed (Zone Management): the analysis follows at once.
-                recorder.setZones(await server.currentRegistries.sortedZones)
+                let registries = await server.currentRegistries
+                let connections = await server.allConnections()
+                recorder.setZones(registries.sortedZones)
                 // A trigger set or removed, the Sensitivity attribute written: zone events follow at once.
                 recorder.setZoneTriggers(await server.resolvedZoneTriggers)
-                await followZoneSensitivity()
-                await followTLSEndpoints()
+                followZoneSensitivity(registries, connections)
+                await followTLSEndpoints(registries, connections)
                 // Privacy turned off, a TLS endpoint replaced, …: recordings backing off after a refusal try again now.
-                for connection in await server.allConnections() { recorder.retry(connection.connectionID) }
+                for connection in connections { recorder.retry(connection.connectionID) }
             }
         }
     }
 
     /// The Zone Management Sensitivity may have changed: every attached Motion transport that falls back on it
     /// matches motion with the new value from now on (its running clip goes on).
-    private func followZoneSensitivity() async {
-        let registries = await server.currentRegistries
-        for connection in await server.allConnections() where connection.transportOptions.triggerOptions.triggerType == .motion {
-            let policy = ClipPolicy(transport: connection.transportOptions, zones: registries.sortedZones,
-                                    zoneManagementSensitivity: registries.zoneSensitivity, output: recorder.output,
-                                    continuousSessionLength: .seconds(300))
-            recorder.setMotionFilter(connection.connectionID, policy.motionFilter)
+    private func followZoneSensitivity(_ registries: TransportRegistries, _ connections: [StoredConnection]) {
+        for connection in connections where connection.transportOptions.triggerOptions.triggerType == .motion {
+            recorder.setMotionFilter(connection.connectionID, MotionTriggerFilter(
+                triggers: connection.transportOptions.triggerOptions, zones: registries.sortedZones,
+                zoneManagementSensitivity: registries.zoneSensitivity))
         }
     }
 
     /// A TLS endpoint was added, replaced or removed: a connection whose endpoint changed is attached again with the
     /// new one (its running recording ends, as after a Modify); one whose endpoint is gone is refused; one refused
     /// before whose endpoint is back records again.
-    private func followTLSEndpoints() async {
-        for connection in await server.allConnections() {
+    private func followTLSEndpoints(_ registries: TransportRegistries, _ connections: [StoredConnection]) async {
+        for connection in connections {
             let id = connection.connectionID
-            let current = await server.tlsEndpoint(forConnection: id)
+            let current = registries.tlsEndpoint(for: connection)
             let (used, refused) = (attached.withLock { $0[id]?.tlsEndpoint }, withoutTLSEndpoint.withLock { $0.contains(id) })
             if refused ? current != nil : used != current { await attach(connection) }
         }

@@ -398,9 +398,7 @@ public actor PushAVStreamTransportServer {
 
     /// The TLS endpoint (CA, client chain, key) the uploader uses for `connectionID`.
     public func tlsEndpoint(forConnection connectionID: UInt16) -> TLSEndpoint? {
-        guard let connection = connections[connectionID] else { return nil }
-        return registries.tlsEndpoints[TLSEndpointKey(
-            fabricIndex: connection.fabricIndex, endpointID: connection.transportOptions.tlsEndpointID)]
+        connections[connectionID].flatMap(registries.tlsEndpoint(for:))
     }
 
     // MARK: - Expiry

@@ -144,6 +144,11 @@ public struct TransportRegistries: Sendable, Hashable {
 extension TransportRegistries {
     /// The zones by ID: the order the detector and the Zones attribute list them in.
     public var sortedZones: [MotionZone] { zones.values.sorted { $0.id < $1.id } }
+    /// The TLS endpoint `connection` uploads through (its fabric's `tlsEndpointID`); nil when it is gone.
+    public func tlsEndpoint(for connection: StoredConnection) -> TLSEndpoint? {
+        tlsEndpoints[TLSEndpointKey(fabricIndex: connection.fabricIndex, endpointID: connection.transportOptions.tlsEndpointID)]
+    }
+
     /// The triggers by zone ID, as the Triggers attribute lists them.
     public var sortedZoneTriggers: [ZoneTriggerControlStruct] { zoneTriggers.values.sorted { $0.zoneID < $1.zoneID } }
 }
