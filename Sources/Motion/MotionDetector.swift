@@ -52,6 +52,16 @@ public struct MotionDetectorConfiguration: Sendable, Hashable {
     public var noiseFactor: Double
     /// A region needs at least this many changed pixels (after the 2×2 opening) to move.
     public var minimumChangedPixels: Int
+    /// A changed pixel counts only as far as an end of the change within this many analysis pixels is strong.
+    public var edgeSupportRadius: Int = 3
+    /// A changed pixel counts only if its residual exceeds this many times its usual flicker (its activity).
+    public var activityFactor: Double = 3
+    /// Seconds for a pixel's activity to rise to a new, larger residual, and to fall back.
+    public var activityRiseTime: Double = 3
+    public var activityFallTime: Double = 20
+    /// Seconds after a stream's first picture during which the detector learns each pixel's activity and reports
+    /// nothing.
+    public var warmUpDuration: Double = 2
 
     public init(
         sourceWidth: Int, sourceHeight: Int, analysisWidth: Int, analysisHeight: Int, sensitivity: Int = 5,
@@ -146,9 +156,15 @@ public struct MotionFrameResult: Sendable, Hashable {
 /// pixels and thin edge flicker and commutes with thresholding, so one pass serves all ten sensitivities;
 /// (4) if more than `globalChangeFraction` of the frame still changed, or a third of it spread over most of a
 /// 4×4 grid, treat it as a non-linear global change (IR cut filter, camera knocked, a grey concealed frame)
-/// and reset the background to this frame; detection resumes on the next analysed frame; (5) otherwise count
-/// changed pixels per region and per sensitivity level and test them against the area thresholds; (6) blend the frame into the background: fast where nothing changed, slowly where something
-/// did, so a parked object fades into the background while a slow mover leaves a trail long enough to detect.
+/// and reset the background to this frame; detection resumes on the next analysed frame; (5) keep only the change
+/// that has an outline and is unusual for its pixel: each pixel counts only as far as an edge within 3 pixels where
+/// the change drops to under a third is strong (a headlight, an insect out of focus fade smoothly; a person, a car
+/// has an outline), and only where its change exceeds three times its usual flicker between analysed pictures
+/// (leaves, rain, a shaken edge flicker all the time; a person passes a pixel in a fraction of a second, a slow mover
+/// changes it little per picture); (6) count those pixels per region and per sensitivity level and test them
+/// against the area thresholds; (7) blend the frame into the background: fast where nothing changed, slowly where
+/// something did, so a parked object fades into the background while a slow mover leaves a trail long enough to
+/// detect. The first `warmUpDuration` of a stream only learns (background, noise, flicker).
 public struct MotionDetector: Sendable {
     public private(set) var configuration: MotionDetectorConfiguration
     public var width: Int { configuration.analysisWidth }
@@ -165,6 +181,9 @@ public struct MotionDetector: Sendable {
     private var lastAnalysedTime: Double?
     private var lastAnalysedWasKeyframe = false
     private var recalibratingUntil: Double = -.infinity
+    /// Until then (a stream's first second) each pixel's activity learns its largest residual and nothing is reported.
+    private var warmingUpUntil: Double = -.infinity
+    private var learnedPictures = 0
     /// Recently analysed pictures (time, pixels), oldest first, spanning a little more than `motionWindow`.
     private var recent: [(time: Double, pixels: [UInt8])] = []
     // Scratch buffers, kept to avoid allocating per frame.
@@ -174,6 +193,16 @@ public struct MotionDetector: Sendable {
     private var eroded: [UInt8]
     private var opened: [UInt8]
     private var roundedBackground: [UInt8]
+    /// Per pixel: how much it usually flickers from one analysed picture to the next (rises in seconds, falls in tens
+    /// of seconds). Foliage, water and shaken edges flicker all the time; a pixel counts only where its change from
+    /// the background is well beyond that.
+    private var activity: [Float]
+    /// 1 where a sharp edge of the change lies within `edgeSupportRadius` pixels.
+    private var edgeNear: [UInt8]
+    private var edgeScratch: [UInt8]
+    private var dilationRows: [UInt8]
+    /// The opened residual of the pixels that count (unusual and edge-supported), 0 elsewhere.
+    private var counted: [UInt8]
 
     public init(configuration: MotionDetectorConfiguration) {
         precondition(configuration.zones.count <= 64, "at most 64 zones")
@@ -186,6 +215,11 @@ public struct MotionDetector: Sendable {
         eroded = residual
         opened = residual
         roundedBackground = residual
+        activity = [Float](repeating: 0, count: count)
+        edgeNear = residual
+        edgeScratch = residual
+        dilationRows = residual
+        counted = residual
     }
 
     /// The camera's zones changed (Zone Management): the regions are rasterised again, the background and the noise
@@ -243,12 +277,14 @@ public struct MotionDetector: Sendable {
         guard !background.isEmpty else {
             background = plane.pixels.map(Float.init)
             recalibratingUntil = time + configuration.recalibrationDuration
+            warmingUpUntil = time + configuration.warmUpDuration
             remember(plane.pixels, at: time)
             return quietResult(time: time, isKeyframe: isKeyframe, gain: 1, offset: 0)
         }
 
         let (gain, offset) = photometricFit(plane.pixels)
         let reference = shortTermReference(before: time)
+        let previous = recent.last?.pixels
         remember(plane.pixels, at: time)
         let frameSigma = computeResidual(plane.pixels, gain: gain, offset: offset, reference: reference)
         openResidual()
@@ -273,7 +309,11 @@ public struct MotionDetector: Sendable {
         for value in 0..<256 {
             if let level = thresholds.firstIndex(where: { Double(value) > $0 }) { levelOf[value] = UInt8(level + 1) }
         }
+        let warmingUp = time < warmingUpUntil
+        findEdges()
+        selectCountedPixels()
         let counts = countChanges(levelOf)
+        updateActivity(plane.pixels, previous: previous, elapsed: elapsed, learning: warmingUp)
 
         updateBackground(plane.pixels, gain: gain, offset: offset, changeThreshold: thresholds[9], elapsed: elapsed, time: time, isKeyframe: isKeyframe)
         if !isKeyframe || lastAnalysedWasKeyframe {
@@ -286,6 +326,7 @@ public struct MotionDetector: Sendable {
             }
         }
 
+        if warmingUp { return quietResult(time: time, isKeyframe: isKeyframe, gain: gain, offset: offset, recalibrated: false) }
         let regions = (0..<regionAreas.count).map { region in regionMotion(counts: counts, region: region) }
         var zones: [ZoneID: RegionMotion] = [:]
         var moved: [ZoneID] = []
@@ -302,12 +343,12 @@ public struct MotionDetector: Sendable {
 
     // MARK: Steps
 
-    private func quietResult(time: Double, isKeyframe: Bool, gain: Double, offset: Double) -> MotionFrameResult {
+    private func quietResult(time: Double, isKeyframe: Bool, gain: Double, offset: Double, recalibrated: Bool = true) -> MotionFrameResult {
         var zones: [ZoneID: RegionMotion] = [:]
         for id in zoneIDs { zones[id] = .still }
         return MotionFrameResult(
             time: time, isKeyframe: isKeyframe, anywhere: .still, outsideZones: .still, zones: zones, movedZones: [],
-            movedOutsideZones: false, hasMotion: false, recalibrated: true, noiseSigma: noiseSigma, gain: gain, offset: offset)
+            movedOutsideZones: false, hasMotion: false, recalibrated: recalibrated, noiseSigma: noiseSigma, gain: gain, offset: offset)
     }
 
     /// Gain and offset mapping the background onto the frame, from the median difference in the darker and the
@@ -454,6 +495,107 @@ public struct MotionDetector: Sendable {
         }
     }
 
+    /// Fills `edgeNear` with the strongest end of the change within `edgeSupportRadius` of each pixel: how far the
+    /// opened residual falls across a pixel, where it falls to less than a third (0 elsewhere). A changed pixel then
+    /// counts only as far as an edge near it is strong: a person, a car, an animal has an outline where the change
+    /// drops to nothing; the change a headlight sweep or an insect out of focus at the lens makes fades smoothly, and a
+    /// light on a textured wall changes both sides of the texture's edges.
+    private mutating func findEdges() {
+        let w = width, h = height, r = configuration.edgeSupportRadius
+        opened.withUnsafeBufferPointer { o in
+            edgeScratch.withUnsafeMutableBufferPointer { e in
+                let o = o.baseAddress!, e = e.baseAddress!
+                e.update(repeating: 0, count: w * h)
+                for y in 1..<(h - 1) {
+                    let row = o + y * w, above = row - w, below = row + w, out = e + y * w
+                    for x in 1..<(w - 1) {
+                        let l = row[x &- 1], r = row[x &+ 1], a = above[x], b = below[x]
+                        let horizontal = Swift.min(l, r) < Swift.max(l, r) / 3 ? Swift.max(l, r) &- Swift.min(l, r) : 0
+                        let vertical = Swift.min(a, b) < Swift.max(a, b) / 3 ? Swift.max(a, b) &- Swift.min(a, b) : 0
+                        out[x] = Swift.max(horizontal, vertical)
+                    }
+                }
+            }
+        }
+        Self.dilate(edgeScratch, into: &edgeNear, scratch: &dilationRows, width: w, height: h, radius: r)
+    }
+
+    /// Grey-level dilation by a (2r+1)² square: each output pixel is the largest input value within r in x and y.
+    /// Separable: the rows' maxima into `scratch`, then the columns' maxima of those.
+    private static func dilate(_ input: [UInt8], into output: inout [UInt8], scratch: inout [UInt8], width w: Int, height h: Int, radius r: Int) {
+        input.withUnsafeBufferPointer { e in
+            scratch.withUnsafeMutableBufferPointer { n in
+                let e = e.baseAddress!, n = n.baseAddress!
+                for y in 0..<h {
+                    let row = e + y * w, out = n + y * w
+                    for x in 0..<w {
+                        var strongest: UInt8 = 0
+                        for k in Swift.max(0, x - r)...Swift.min(w - 1, x + r) { strongest = Swift.max(strongest, row[k]) }
+                        out[x] = strongest
+                    }
+                }
+            }
+        }
+        scratch.withUnsafeBufferPointer { n in
+            output.withUnsafeMutableBufferPointer { e in
+                let n = n.baseAddress!, e = e.baseAddress!
+                for y in 0..<h {
+                    let out = e + y * w
+                    out.update(repeating: 0, count: w)
+                    for k in Swift.max(0, y - r)...Swift.min(h - 1, y + r) {
+                        let row = n + k * w
+                        for x in 0..<w { out[x] = Swift.max(out[x], row[x]) }
+                    }
+                }
+            }
+        }
+    }
+
+
+    /// `counted` = the opened residual, capped by the strongest edge near the pixel, where it exceeds
+    /// `activityFactor` × the pixel's usual residual; else 0.
+    private mutating func selectCountedPixels() {
+        let factor = Float(configuration.activityFactor)
+        opened.withUnsafeBufferPointer { o in
+            edgeNear.withUnsafeBufferPointer { n in
+                activity.withUnsafeBufferPointer { a in
+                    counted.withUnsafeMutableBufferPointer { c in
+                        for i in 0..<o.count {
+                            let unusual = Float(o[i]) > factor * a[i]
+                            c[i] = unusual ? Swift.min(o[i], n[i]) : 0
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Moves each pixel's activity towards its flicker, the change since the previous analysed picture: up with
+    /// `activityRiseTime`, down with `activityFallTime`. Swaying leaves, rain and a shaken edge flicker from picture to
+    /// picture and raise it within seconds; a person passes a pixel in a fraction of a second and barely raises it;
+    /// a slow mover changes a pixel a little at a time (its difference from the background is large, its flicker is
+    /// not), so creeping into view never teaches the detector to ignore it.
+    private mutating func updateActivity(_ pixels: [UInt8], previous: [UInt8]?, elapsed: Double, learning: Bool) {
+        guard let previous, previous.count == pixels.count else { return }
+        // While warming up every pixel takes the mean of its flicker so far: what sways keeps being ignored from the
+        // first report on.
+        if learning { learnedPictures += 1 }
+        let rise = learning ? 1 / Float(learnedPictures) : Float(1 - exp(-elapsed / configuration.activityRiseTime))
+        let fall = learning ? rise : Float(1 - exp(-elapsed / configuration.activityFallTime))
+        // A lamp or exposure step between the two pictures is not flicker.
+        let offset = Float(Self.medianDifference(pixels, previous))
+        pixels.withUnsafeBufferPointer { f in
+            previous.withUnsafeBufferPointer { p in
+                activity.withUnsafeMutableBufferPointer { a in
+                    for i in 0..<f.count {
+                        let value = abs(Float(f[i]) - Float(p[i]) - offset)
+                        a[i] += (value - a[i]) * (value > a[i] ? rise : fall)
+                    }
+                }
+            }
+        }
+    }
+
     /// A change that covers more than `globalChangeFraction` of the frame, or a third of it spread over at least
     /// 12 of the 16 cells of a 4×4 grid (an IR switch changes everything a little; an object near the lens
     /// changes one area a lot).
@@ -488,7 +630,7 @@ public struct MotionDetector: Sendable {
     /// which the pixel counts as changed.
     private func countChanges(_ levelOf: [UInt8]) -> [Int] {
         var counts = [Int](repeating: 0, count: regionAreas.count * 11)
-        opened.withUnsafeBufferPointer { o in
+        counted.withUnsafeBufferPointer { o in
             zoneMasks.withUnsafeBufferPointer { masks in
                 levelOf.withUnsafeBufferPointer { levels in
                     counts.withUnsafeMutableBufferPointer { counts in

@@ -3,23 +3,26 @@
 ///
 /// | s | pixel Δ | min area (% of frame) | at 160×90 | about, at 1080p |
 /// |---|---|---|---|---|
-/// | 1 (Low) | 60 | 3.00 | 432 px | 250×250 px |
-/// | 2 | 53 | 2.06 | 296 px | |
-/// | 3 | 47 | 1.41 | 203 px | |
-/// | 4 | 42 | 0.97 | 139 px | |
-/// | 5 (Medium) | 37 | 0.66 | 95 px | 117×117 px |
-/// | 6 | 33 | 0.45 | 65 px | |
-/// | 7 | 29 | 0.31 | 45 px | |
-/// | 8 | 26 | 0.21 | 31 px | |
-/// | 9 | 23 | 0.15 | 21 px | |
-/// | 10 (High) | 20 | 0.10 | 14 px | 48×43 px |
+/// | 1 (Low) | 28 | 3.00 | 432 px | 250×250 px |
+/// | 2 | 25 | 2.06 | 296 px | |
+/// | 3 | 22 | 1.41 | 203 px | |
+/// | 4 | 20 | 0.97 | 139 px | |
+/// | 5 (Medium) | 18 | 0.66 | 95 px | 117×117 px |
+/// | 6 | 16 | 0.45 | 65 px | |
+/// | 7 | 14 | 0.31 | 45 px | |
+/// | 8 | 13 | 0.21 | 31 px | |
+/// | 9 | 11 | 0.15 | 21 px | |
+/// | 10 (High) | 10 | 0.10 | 14 px | 48×43 px |
 ///
-/// Why: both thresholds are geometric between ZoneMinder's Low preset (Δ 60, 3 % of the area) and its High preset
-/// (Δ 20, 0.1 %), the widest well-tested anchors among peers (`peers.md` §8.3). Geometric spacing puts
-/// Medium (5) at Δ 37 / 0.66 %, which lands on ZoneMinder's own Medium (Δ 40 / 0.5–1 %), so all three Google
-/// values agree with a preset users already know. Both thresholds fall as s rises, so detection is monotonic:
-/// whatever moves at s also moves at every higher s. The pixel Δ is a floor: on a noisy sensor the detector
-/// raises it to 3.5 σ of the measured noise, so High does not turn into a noise detector.
+/// Why: the areas are geometric between ZoneMinder's Low preset (3 % of the area) and its High preset (0.1 %), the
+/// widest well-tested anchors among peers (`peers.md` §8.3); Medium (5) lands on ZoneMinder's own Medium (0.5–1 %).
+/// The pixel Δ is geometric from 28 to 10 levels (release 1 used ZoneMinder's 60…20): Medium must see a
+/// person-sized figure 25 levels from its background (about 18–24 after encoding and downscaling), which Δ 37 never
+/// did (the detection corpus, README "Motion detection"). Low thresholds alone would fire on rain, leaves and shake;
+/// the detector keeps them quiet by structure instead (an outline near each counted pixel, each pixel's own
+/// flicker), so the thresholds can sit where the figures are. Both thresholds fall as s rises, so detection is
+/// monotonic: whatever moves at s also moves at every higher s. The pixel Δ is a floor: on a noisy sensor the
+/// detector raises it to 3.5 σ of the measured noise, so High does not turn into a noise detector.
 public struct MotionSensitivity: Sendable, Hashable {
     /// A residual luma difference above this marks a pixel as changed.
     public var pixelDelta: Int
@@ -33,15 +36,15 @@ public struct MotionSensitivity: Sendable, Hashable {
 
     /// Index 0 is sensitivity 1.
     public static let table: [MotionSensitivity] = [
-        MotionSensitivity(pixelDelta: 60, minimumAreaFraction: 0.0300),
-        MotionSensitivity(pixelDelta: 53, minimumAreaFraction: 0.0206),
-        MotionSensitivity(pixelDelta: 47, minimumAreaFraction: 0.0141),
-        MotionSensitivity(pixelDelta: 42, minimumAreaFraction: 0.0097),
-        MotionSensitivity(pixelDelta: 37, minimumAreaFraction: 0.0066),
-        MotionSensitivity(pixelDelta: 33, minimumAreaFraction: 0.0045),
-        MotionSensitivity(pixelDelta: 29, minimumAreaFraction: 0.0031),
-        MotionSensitivity(pixelDelta: 26, minimumAreaFraction: 0.0021),
-        MotionSensitivity(pixelDelta: 23, minimumAreaFraction: 0.0015),
-        MotionSensitivity(pixelDelta: 20, minimumAreaFraction: 0.0010),
+        MotionSensitivity(pixelDelta: 28, minimumAreaFraction: 0.0300),
+        MotionSensitivity(pixelDelta: 25, minimumAreaFraction: 0.0206),
+        MotionSensitivity(pixelDelta: 22, minimumAreaFraction: 0.0141),
+        MotionSensitivity(pixelDelta: 20, minimumAreaFraction: 0.0097),
+        MotionSensitivity(pixelDelta: 18, minimumAreaFraction: 0.0066),
+        MotionSensitivity(pixelDelta: 16, minimumAreaFraction: 0.0045),
+        MotionSensitivity(pixelDelta: 14, minimumAreaFraction: 0.0031),
+        MotionSensitivity(pixelDelta: 13, minimumAreaFraction: 0.0021),
+        MotionSensitivity(pixelDelta: 11, minimumAreaFraction: 0.0015),
+        MotionSensitivity(pixelDelta: 10, minimumAreaFraction: 0.0010),
     ]
 }

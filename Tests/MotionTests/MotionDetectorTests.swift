@@ -306,10 +306,10 @@ private func warmedUp(_ detector: inout MotionDetector, _ scene: inout Synthetic
             for side in stride(from: 2, through: 30, by: 2) {
                 var scene = SyntheticScene(seed: 52)
                 var motion = detector(sensitivity: sensitivity)
-                warmedUp(&motion, &scene, seconds: 1)
+                warmedUp(&motion, &scene)  // the detector's warm-up
                 scene.objects = [SceneObject(x: 20, y: 20, width: side, height: side, level: 20)]
-                let results = simulate(&motion, scene: &scene, from: 1, seconds: 1) { time, scene in
-                    scene.objects[0].x = 20 + 20 * (time - 1)
+                let results = simulate(&motion, scene: &scene, from: 2, seconds: 1) { time, scene in
+                    scene.objects[0].x = 20 + 20 * (time - 2)
                 }
                 if results.allSatisfy(\.hasMotion) { found = side; break }
             }
