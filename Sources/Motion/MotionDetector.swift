@@ -1,3 +1,4 @@
+import CLumaKernels
 import Foundation  // exp() for time constants; nothing in the per-pixel loops
 
 /// How a `MotionDetector` is set up.
@@ -501,56 +502,20 @@ public struct MotionDetector: Sendable {
     /// drops to nothing; the change a headlight sweep or an insect out of focus at the lens makes fades smoothly, and a
     /// light on a textured wall changes both sides of the texture's edges.
     private mutating func findEdges() {
-        let w = width, h = height, r = configuration.edgeSupportRadius
+        let w = Int32(width), h = Int32(height), r = Int32(configuration.edgeSupportRadius)
         opened.withUnsafeBufferPointer { o in
             edgeScratch.withUnsafeMutableBufferPointer { e in
-                let o = o.baseAddress!, e = e.baseAddress!
-                e.update(repeating: 0, count: w * h)
-                for y in 1..<(h - 1) {
-                    let row = o + y * w, above = row - w, below = row + w, out = e + y * w
-                    for x in 1..<(w - 1) {
-                        let l = row[x &- 1], r = row[x &+ 1], a = above[x], b = below[x]
-                        let horizontal = Swift.min(l, r) < Swift.max(l, r) / 3 ? Swift.max(l, r) &- Swift.min(l, r) : 0
-                        let vertical = Swift.min(a, b) < Swift.max(a, b) / 3 ? Swift.max(a, b) &- Swift.min(a, b) : 0
-                        out[x] = Swift.max(horizontal, vertical)
-                    }
-                }
+                pushav_motion_edge_strength(o.baseAddress!, w, h, e.baseAddress!)
             }
         }
-        Self.dilate(edgeScratch, into: &edgeNear, scratch: &dilationRows, width: w, height: h, radius: r)
-    }
-
-    /// Grey-level dilation by a (2r+1)² square: each output pixel is the largest input value within r in x and y.
-    /// Separable: the rows' maxima into `scratch`, then the columns' maxima of those.
-    private static func dilate(_ input: [UInt8], into output: inout [UInt8], scratch: inout [UInt8], width w: Int, height h: Int, radius r: Int) {
-        input.withUnsafeBufferPointer { e in
-            scratch.withUnsafeMutableBufferPointer { n in
-                let e = e.baseAddress!, n = n.baseAddress!
-                for y in 0..<h {
-                    let row = e + y * w, out = n + y * w
-                    for x in 0..<w {
-                        var strongest: UInt8 = 0
-                        for k in Swift.max(0, x - r)...Swift.min(w - 1, x + r) { strongest = Swift.max(strongest, row[k]) }
-                        out[x] = strongest
-                    }
-                }
-            }
-        }
-        scratch.withUnsafeBufferPointer { n in
-            output.withUnsafeMutableBufferPointer { e in
-                let n = n.baseAddress!, e = e.baseAddress!
-                for y in 0..<h {
-                    let out = e + y * w
-                    out.update(repeating: 0, count: w)
-                    for k in Swift.max(0, y - r)...Swift.min(h - 1, y + r) {
-                        let row = n + k * w
-                        for x in 0..<w { out[x] = Swift.max(out[x], row[x]) }
-                    }
+        edgeScratch.withUnsafeBufferPointer { e in
+            dilationRows.withUnsafeMutableBufferPointer { rows in
+                edgeNear.withUnsafeMutableBufferPointer { n in
+                    pushav_motion_dilate(e.baseAddress!, w, h, r, rows.baseAddress!, n.baseAddress!)
                 }
             }
         }
     }
-
 
     /// `counted` = the opened residual, capped by the strongest edge near the pixel, where it exceeds
     /// `activityFactor` × the pixel's usual residual; else 0.
@@ -560,10 +525,7 @@ public struct MotionDetector: Sendable {
             edgeNear.withUnsafeBufferPointer { n in
                 activity.withUnsafeBufferPointer { a in
                     counted.withUnsafeMutableBufferPointer { c in
-                        for i in 0..<o.count {
-                            let unusual = Float(o[i]) > factor * a[i]
-                            c[i] = unusual ? Swift.min(o[i], n[i]) : 0
-                        }
+                        pushav_motion_select(o.baseAddress!, n.baseAddress!, a.baseAddress!, factor, Int32(o.count), c.baseAddress!)
                     }
                 }
             }
@@ -587,10 +549,7 @@ public struct MotionDetector: Sendable {
         pixels.withUnsafeBufferPointer { f in
             previous.withUnsafeBufferPointer { p in
                 activity.withUnsafeMutableBufferPointer { a in
-                    for i in 0..<f.count {
-                        let value = abs(Float(f[i]) - Float(p[i]) - offset)
-                        a[i] += (value - a[i]) * (value > a[i] ? rise : fall)
-                    }
+                    pushav_motion_follow_flicker(f.baseAddress!, p.baseAddress!, offset, rise, fall, Int32(f.count), a.baseAddress!)
                 }
             }
         }

@@ -1,0 +1,24 @@
+// The motion detector's structural tests (Motion.MotionDetector): per-pixel loops kept in C so that debug builds,
+// which the test suite runs, stay fast. Each function is a plain loop; the Swift side documents why it exists.
+#ifndef PUSHAV_MOTION_KERNELS_H
+#define PUSHAV_MOTION_KERNELS_H
+
+#include <stdint.h>
+
+/// edges[i] = how far `change` falls across pixel i (left to right or above to below) where it falls to less than a
+/// third, else 0; the border is 0.
+void pushav_motion_edge_strength(const uint8_t *change, int width, int height, uint8_t *edges);
+
+/// Grey-level dilation by a (2 radius + 1)² square: output[i] = the largest input value within `radius` in x and y.
+/// `rows` is scratch of width × height bytes.
+void pushav_motion_dilate(const uint8_t *input, int width, int height, int radius, uint8_t *rows, uint8_t *output);
+
+/// counted[i] = min(change[i], edge_near[i]) where change[i] > factor × activity[i], else 0.
+void pushav_motion_select(const uint8_t *change, const uint8_t *edge_near, const float *activity, float factor,
+                          int count, uint8_t *counted);
+
+/// activity[i] moves towards |pixels[i] − previous[i] − offset| by `rise` when that is larger, else by `fall`.
+void pushav_motion_follow_flicker(const uint8_t *pixels, const uint8_t *previous, float offset, float rise, float fall,
+                                  int count, float *activity);
+
+#endif
