@@ -3,8 +3,9 @@ import Foundation  // exp() for time constants; nothing in the per-pixel loops
 
 /// How a `MotionDetector` is set up.
 ///
-/// Measured defaults (x264 veryfast 2 Mb/s 720p30 test scenes with temporal noise, GOP 2 s, plus a lamp step of
-/// +0.2 brightness; decoded and area-scaled by FFmpeg; single core of a shared, loaded 2-core VM):
+/// Measured defaults (release 1's thresholds, before the structural tests; x264 veryfast 2 Mb/s 720p30 test scenes
+/// with temporal noise, GOP 2 s, plus a lamp step of +0.2 brightness; decoded and area-scaled by FFmpeg; single core
+/// of a shared, loaded 2-core VM):
 ///
 /// | analysis size | cost per analysed frame | false motion (still + lamp + keyframes) | walker 0.17 % of frame | slow mover |
 /// |---|---|---|---|---|
@@ -57,7 +58,7 @@ public struct MotionDetectorConfiguration: Sendable, Hashable {
     public var edgeSupportRadius: Int = 3
     /// A changed pixel counts only if its residual exceeds this many times its usual flicker (its activity).
     public var activityFactor: Double = 3
-    /// Seconds for a pixel's activity to rise to a new, larger residual, and to fall back.
+    /// Seconds for a pixel's activity to rise to a new, larger flicker, and to fall back.
     public var activityRiseTime: Double = 3
     public var activityFallTime: Double = 20
     /// Seconds after a stream's first picture during which the detector learns each pixel's activity and reports
@@ -182,8 +183,10 @@ public struct MotionDetector: Sendable {
     private var lastAnalysedTime: Double?
     private var lastAnalysedWasKeyframe = false
     private var recalibratingUntil: Double = -.infinity
-    /// Until then (a stream's first second) each pixel's activity learns its largest residual and nothing is reported.
+    /// Until then (a stream's first `warmUpDuration`) each pixel's activity learns the mean of its flicker and nothing
+    /// is reported.
     private var warmingUpUntil: Double = -.infinity
+    /// Pictures whose flicker the warm-up has averaged so far.
     private var learnedPictures = 0
     /// Recently analysed pictures (time, pixels), oldest first, spanning a little more than `motionWindow`.
     private var recent: [(time: Double, pixels: [UInt8])] = []
@@ -198,9 +201,11 @@ public struct MotionDetector: Sendable {
     /// of seconds). Foliage, water and shaken edges flicker all the time; a pixel counts only where its change from
     /// the background is well beyond that.
     private var activity: [Float]
-    /// 1 where a sharp edge of the change lies within `edgeSupportRadius` pixels.
+    /// The strongest end of the change within `edgeSupportRadius` pixels (see `findEdges()`).
     private var edgeNear: [UInt8]
+    /// Each pixel's own edge strength, before the dilation into `edgeNear`.
     private var edgeScratch: [UInt8]
+    /// The dilation's row maxima.
     private var dilationRows: [UInt8]
     /// The opened residual of the pixels that count (unusual and edge-supported), 0 elsewhere.
     private var counted: [UInt8]
@@ -518,7 +523,7 @@ public struct MotionDetector: Sendable {
     }
 
     /// `counted` = the opened residual, capped by the strongest edge near the pixel, where it exceeds
-    /// `activityFactor` × the pixel's usual residual; else 0.
+    /// `activityFactor` × the pixel's usual flicker (its activity); else 0.
     private mutating func selectCountedPixels() {
         let factor = Float(configuration.activityFactor)
         opened.withUnsafeBufferPointer { o in
