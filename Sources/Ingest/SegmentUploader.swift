@@ -22,6 +22,11 @@ public struct UploadSummary: Sendable, Hashable {
     public var givenUp: Int = 0
     /// The first of them (at most ``SegmentUploader/lostObjectsNamed``), for the error message.
     public var givenUpObjects: [UploadObject] = []
+    /// Objects counted as delivered without an answer saying so (``UploadDecision/deliveredUnconfirmed(_:)``): an
+    /// attempt went unanswered and the ingest then refused the copies.
+    public var unconfirmed: Int = 0
+    /// The first of them (at most ``SegmentUploader/lostObjectsNamed``), for the warning.
+    public var unconfirmedObjects: [UploadObject] = []
 }
 
 /// How a connection's uploads went lately, for status pages: when an object last reached the ingest, and the latest
@@ -60,6 +65,7 @@ public final class SegmentUploader: Sendable {
     private let deliveredCounter: Counter
     private let failedGauge: Gauge
     private let givenUpCounter: Counter
+    private let unconfirmedCounter: Counter
     private let spoolReadFailuresCounter: Counter
     private let spoolWriteFailuresCounter: Counter
     /// How many lost objects ``UploadSummary/lostObjects`` names (the count is kept in full).
@@ -80,6 +86,8 @@ public final class SegmentUploader: Sendable {
         var lostObjects: [UploadObject] = []
         var givenUp = 0
         var givenUpObjects: [UploadObject] = []
+        var unconfirmed = 0
+        var unconfirmedObjects: [UploadObject] = []
         /// Given up (counted and logged) but not yet recorded so in the spool: a live segment the spool had not
         /// stored yet, or one whose spool update failed. Recorded when the lane meets it there, never sent again.
         var givenUpUnrecorded: [UploadObject: String] = [:]
@@ -120,6 +128,7 @@ public final class SegmentUploader: Sendable {
         deliveredCounter = Counter(label: "pushav_upload_delivered_total", dimensions: dimensions)
         failedGauge = Gauge(label: "pushav_upload_connection_failed", dimensions: dimensions)
         givenUpCounter = Counter(label: "pushav_upload_objects_given_up_total", dimensions: dimensions)
+        unconfirmedCounter = Counter(label: "pushav_upload_objects_unconfirmed_total", dimensions: dimensions)
         spoolReadFailuresCounter = Counter(label: "pushav_spool_read_failures_total", dimensions: dimensions)
         spoolWriteFailuresCounter = Counter(label: "pushav_spool_write_failures_total", dimensions: dimensions)
         for track in try spool.tracks(connection: endpoint.connection) { registerTrack(track) }
@@ -279,7 +288,8 @@ public final class SegmentUploader: Sendable {
         let complete = !((try? await spool.isBusy(connection: endpoint.connection)) ?? true)
         return shared.withLock {
             UploadSummary(delivered: $0.delivered, retries: $0.retries, failure: $0.failure, complete: complete,
-                          lost: $0.lost, lostObjects: $0.lostObjects, givenUp: $0.givenUp, givenUpObjects: $0.givenUpObjects)
+                          lost: $0.lost, lostObjects: $0.lostObjects, givenUp: $0.givenUp, givenUpObjects: $0.givenUpObjects,
+                          unconfirmed: $0.unconfirmed, unconfirmedObjects: $0.unconfirmedObjects)
         }
     }
 
@@ -407,6 +417,8 @@ public final class SegmentUploader: Sendable {
                 // The spool could not take this segment: this upload was its only chance.
                 if decision == .delivered {
                     logger.warning("\(object) was not spooled, but its live upload delivered it")
+                } else if case .deliveredUnconfirmed = decision {
+                    logger.warning("\(object) was not spooled; its live upload most likely delivered it (unconfirmed)")
                 } else if case .giveUp = decision {
                     // Counted and logged as given up below: the ingest refused it, a spooled copy would not have helped.
                 } else {
@@ -414,7 +426,8 @@ public final class SegmentUploader: Sendable {
                 }
             }
             switch decision {
-            case .delivered:
+            case .delivered, .deliveredUnconfirmed:
+                if case .deliveredUnconfirmed(let reason) = decision { noteUnconfirmed(object, reason: reason, outcome: outcome) }
                 shared.withLock { shared in
                     shared.lastDelivered[track] = object
                     shared.delivered += 1
@@ -454,6 +467,22 @@ public final class SegmentUploader: Sendable {
                 return
             }
         }
+    }
+
+    /// `object` counts as delivered although no answer said so: counted (`pushav_upload_objects_unconfirmed_total`),
+    /// summarised and logged as a warning naming it, so an operator can check the ingest holds it.
+    private func noteUnconfirmed(_ object: UploadObject, reason: String, outcome: UploadOutcome) {
+        shared.withLock { shared in
+            shared.noteProblem("\(object.relativePath) unconfirmed: \(outcome) after an unanswered attempt")
+            shared.unconfirmed += 1
+            if shared.unconfirmedObjects.count < Self.lostObjectsNamed { shared.unconfirmedObjects.append(object) }
+        }
+        unconfirmedCounter.increment()
+        logger.warning("upload unconfirmed: an attempt got no answer, then the ingest refused the copies; counted as delivered",
+                       metadata: [
+                           "connection": "\(endpoint.connection)", "object": "\(object.relativePath)", "status": "\(outcome)",
+                           "reason": "\(reason)",
+                       ])
     }
 
     /// The ingest refused `object` for good: counted, logged, summarised and taken out of the spool's queue (as if
@@ -532,7 +561,7 @@ public final class SegmentUploader: Sendable {
         case .budgetSpent(let reason):
             budgetSpent(track: track, reason: reason)
             return false
-        case .delivered, .resendHeader, .authenticationRefused, .giveUp:  // never decided for a spool failure
+        case .delivered, .deliveredUnconfirmed, .resendHeader, .authenticationRefused, .giveUp:  // never decided for a spool failure
             budgetSpent(track: track, reason: "unexpected decision \(decision) after a spool read failure")
             return false
         }
@@ -583,8 +612,20 @@ public final class SegmentUploader: Sendable {
             _ = try? await response.body.collect(upTo: 1 << 16)
             return .status(Int(response.status.code))
         } catch {
-            return .transportFailure(String(describing: error))
+            return Self.outcome(of: error)
         }
+    }
+
+    /// Whether a failed request may have reached the ingest: after a timeout waiting for the answer, or a connection
+    /// closed before it, it may have been taken (``UploadOutcome/unanswered(_:)``); every other failure (refused,
+    /// connect or TLS timeout, TLS errors) happens before the request is sent.
+    public static func outcome(of error: any Error) -> UploadOutcome {
+        let reason = String(describing: error)
+        if let error = error as? HTTPClientError,
+           [HTTPClientError.deadlineExceeded, .readTimeout, .remoteConnectionClosed].contains(error) {
+            return .unanswered(reason)
+        }
+        return .transportFailure(reason)
     }
 }
 

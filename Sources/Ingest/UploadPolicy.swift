@@ -54,13 +54,22 @@ public struct UploadPolicy: Sendable, Hashable {
 public enum UploadOutcome: Sendable, Hashable, CustomStringConvertible {
     /// The endpoint answered with this status code.
     case status(Int)
-    /// No answer: refused, reset, TLS failure or timeout.
+    /// Not sent: refused, no connection or TLS session, reset before the request went out.
     case transportFailure(String)
+    /// Sent, or being sent, but no answer came (timed out, or the connection closed before the response): the ingest
+    /// may have taken the object. Retried like a transport failure; see ``UploadDecision/deliveredUnconfirmed(_:)``.
+    case unanswered(String)
+
+    /// Whether the request may have reached the ingest although no answer did.
+    public var mayHaveArrived: Bool {
+        if case .unanswered = self { true } else { false }
+    }
 
     public var description: String {
         switch self {
         case .status(let code): "HTTP \(code)"
-        case .transportFailure(let reason): "no answer (\(reason))"
+        case .transportFailure(let reason): "not sent (\(reason))"
+        case .unanswered(let reason): "no answer (\(reason))"
         }
     }
 }
@@ -80,6 +89,11 @@ public enum UploadDecision: Sendable, Hashable {
     /// The endpoint refused this object for good (``UploadPolicy/maximumRejections`` permanent rejections): drop it
     /// from the queue, count and log it, and go on with the lane's next object.
     case giveUp(String)
+    /// The endpoint refused this object for good, but an earlier attempt of it went out and got no answer: most likely
+    /// the ingest took that attempt and now refuses the copy (the CSA test server in strict mode refuses a track's
+    /// header twice). At-least-once delivery makes such copies unavoidable, so the object is not given up: it counts
+    /// as delivered, but *unconfirmed* — logged and counted apart, so an operator can check the ingest.
+    case deliveredUnconfirmed(String)
     /// The retry budget is spent; keep the data and stop this track.
     case budgetSpent(String)
 }
@@ -105,6 +119,9 @@ public struct UploadStateMachine: Sendable {
     public private(set) var headersGivenUp: Set<UploadObject> = []
     /// The segment whose 412 made the lane resend its session's header; nil when no resend is under way.
     public private(set) var segmentAwaitingHeader: UploadObject?
+    /// The object one of whose attempts went out unanswered (``UploadOutcome/mayHaveArrived``) since it was last
+    /// decided on another object: its permanent rejections may be the ingest refusing a copy of what it took.
+    public private(set) var unansweredObject: UploadObject?
 
     public init(policy: UploadPolicy) {
         self.policy = policy
@@ -122,10 +139,12 @@ public struct UploadStateMachine: Sendable {
     public mutating func decide(
         after outcome: UploadOutcome, for object: UploadObject, using random: inout some RandomNumberGenerator
     ) -> UploadDecision {
+        if unansweredObject != object { unansweredObject = nil }
         if case .status(let code) = outcome, (200..<300).contains(code) {
             authFailures = 0
             rejections = 0
             rejectedObject = nil
+            unansweredObject = nil
             if let segment = segmentAwaitingHeader, object == .header(session: segment.session, track: segment.track) {
                 return .delivered
             }
@@ -134,6 +153,7 @@ public struct UploadStateMachine: Sendable {
             return .delivered
         }
         consecutiveFailures += 1
+        if outcome.mayHaveArrived { unansweredObject = object }
         var authenticationRefused: String?
         if case .status(let code) = outcome, code == 401 || code == 403 {
             authFailures += 1
@@ -155,12 +175,17 @@ public struct UploadStateMachine: Sendable {
             rejections += 1
             if rejections >= policy.maximumRejections {
                 let reason = "\(object) refused \(rejections) times, last: \(outcome)"
-                if object.isHeader { headersGivenUp.insert(object) }
+                let unconfirmed = unansweredObject == object
+                if object.isHeader, !unconfirmed { headersGivenUp.insert(object) }
                 // The next object starts with a clean slate: this one's failures say nothing about it.
                 consecutiveFailures = 0
                 rejections = 0
                 rejectedObject = nil
                 segmentAwaitingHeader = nil
+                unansweredObject = nil
+                if unconfirmed {
+                    return .deliveredUnconfirmed("\(reason), after an attempt that got no answer: the ingest most likely took that one")
+                }
                 return .giveUp(reason)
             }
         }

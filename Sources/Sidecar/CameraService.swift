@@ -339,6 +339,7 @@ final class CameraService: Service, Sendable {
             logger.info("connection upload finished", metadata: [
                 "connection": "\(upload.uploader.endpoint.connection)", "reason": "\(reason)",
                 "delivered": "\(summary.delivered)", "complete": "\(summary.complete)", "givenUp": "\(summary.givenUp)",
+                "unconfirmed": "\(summary.unconfirmed)",
             ])
         }
         retiring.withLock { $0.append(task) }

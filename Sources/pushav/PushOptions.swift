@@ -31,6 +31,13 @@ struct PushOptions: ParsableArguments {
     @Option(name: .long, help: "Largest retry delay in milliseconds (backoff starts at 1 s, or this if smaller).")
     var maxBackoff: Int = 60_000
 
+    @Option(name: .long, help: ArgumentHelp(
+        "After Ctrl-C or SIGTERM: milliseconds the uploads may go on before the rest is left in the spool "
+            + "(default: two segment durations, 2000…10000).",
+        discussion: "What is left is not lost: `pushav upload` or the next `record --push` delivers it. A second signal "
+            + "exits at once, whatever the grace."))
+    var uploadGrace: Int?
+
     func validate() throws {
         if push == nil, ca != nil || cert != nil || key != nil {
             throw ValidationError("--ca, --cert and --key need --push")
@@ -42,6 +49,7 @@ struct PushOptions: ParsableArguments {
         guard retryBudget >= 1, maxBackoff >= 1, spoolCapacity >= 1 else {
             throw ValidationError("--retry-budget, --max-backoff and --spool-capacity must be positive")
         }
+        if let uploadGrace, uploadGrace < 0 { throw ValidationError("--upload-grace must be 0 or more milliseconds") }
     }
 
     /// Opens the spool and the uploader; nil without `--push`. Key material is read into memory only.
@@ -78,10 +86,13 @@ struct PushOptions: ParsableArguments {
 /// `--push`: the recording's events go through a ``ConnectionUpload`` (durable spool, then HTTPS PUT).
 final class RecordingUpload: Sendable {
     let delivery: ConnectionUpload
+    /// How long uploads may go on after a stop (`--upload-grace`, else two segment durations, 2…10 s).
+    let grace: Duration
     var uploader: SegmentUploader { delivery.uploader }
 
-    init(uploader: SegmentUploader) {
+    init(uploader: SegmentUploader, grace: Duration?) {
         delivery = ConnectionUpload(uploader: uploader)
+        self.grace = grace ?? min(max(uploader.segmentDuration * 2, .seconds(2)), .seconds(10))
     }
 
     static func start(_ push: PushOptions, options: inout RecordingOptions, logger: Logger) throws -> RecordingUpload? {
@@ -94,7 +105,7 @@ final class RecordingUpload: Sendable {
         for index in options.policies.indices {
             options.policies[index].firstSession = max(options.policies[index].firstSession, next)
         }
-        let upload = RecordingUpload(uploader: uploader)
+        let upload = RecordingUpload(uploader: uploader, grace: push.uploadGrace.map { .milliseconds($0) })
         let delivery = upload.delivery
         options.events = { event in delivery.handle(event) }
         return upload
@@ -102,14 +113,20 @@ final class RecordingUpload: Sendable {
 
     /// Waits until everything is delivered; throws (spool kept) if the budget ran out, or when objects were lost or given up.
     ///
-    /// After a stop (Ctrl-C, SIGTERM) every spool write still completes, but uploads get only a short grace
-    /// (two segment durations, 2…10 s); what is left stays in the spool, where `pushav upload` or the next
-    /// `pushav record --push` delivers it. That is not a failure: nothing is lost.
+    /// After a stop (Ctrl-C, SIGTERM) every spool write still completes, but uploads get only a short ``grace``;
+    /// what is left stays in the spool, where `pushav upload` or the next `pushav record --push` delivers it. That is
+    /// not a failure: nothing is lost.
     func finish(stop: RecordingStop? = nil) async throws {
-        // Without a stop: until the spool is empty (or the retry budget gives up). After a stop: a short grace.
-        let grace = min(max(uploader.segmentDuration * 2, .seconds(2)), .seconds(10))
+        // Without a stop: until the spool is empty (or the retry budget gives up). After a stop: the grace.
         let summary = await delivery.finish(grace: grace, after: stop ?? RecordingStop())
         let where_ = uploader.spool.directory.path
+        if summary.unconfirmed > 0 {
+            // Not an error: the ingest most likely holds them (it refused copies of an attempt that got no answer).
+            let named = summary.unconfirmedObjects.map(\.description).joined(separator: ", ")
+            let more = summary.unconfirmed > summary.unconfirmedObjects.count ? " and \(summary.unconfirmed - summary.unconfirmedObjects.count) more" : ""
+            FileHandle.standardError.write(Data(("warning: \(summary.unconfirmed) object(s) unconfirmed: an attempt got no answer "
+                + "and the ingest refused the copies, so it most likely took that attempt: \(named)\(more)\n").utf8))
+        }
         if summary.lost > 0 {
             let named = summary.lostObjects.map(\.description).joined(separator: ", ")
             let more = summary.lost > summary.lostObjects.count ? " and \(summary.lost - summary.lostObjects.count) more" : ""

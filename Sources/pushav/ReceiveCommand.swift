@@ -134,7 +134,7 @@ struct UploadCommand: AsyncParsableCommand {
         guard let uploader = try push.makeUploader(defaultSpool: URL(fileURLWithPath: push.spool!),
                                                    segmentDuration: .milliseconds(segmentDuration), logger: logger)
         else { return }
-        let upload = RecordingUpload(uploader: uploader)
+        let upload = RecordingUpload(uploader: uploader, grace: push.uploadGrace.map { .milliseconds($0) })
         try await upload.finish()
     }
 }

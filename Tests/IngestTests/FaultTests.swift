@@ -79,6 +79,34 @@ import Testing
         await server.stop()
     }
 
+    /// The ingest stores the header but its answer is lost (the client times out), then refuses every copy (as the CSA
+    /// test server in strict mode refuses a header twice): the header counts as delivered, unconfirmed — not given up —
+    /// and everything after it arrives.
+    @Test func copiesRefusedAfterALostAnswerCountAsDeliveredUnconfirmed() async throws {
+        let setup = try await Setup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        setup.endpoint.inject(.storeThenLoseTheAnswer, matching: "video.init")
+        setup.endpoint.inject(.status(400), times: 3, matching: "video.init")
+        let server = try await setup.endpoint.start(pki: setup.pki)
+        var policy = UploadRun.fastPolicy()
+        // Only the first attempt waits this long (its answer is held until the retry comes); the 400s are at once.
+        policy.requestTimeout = .seconds(2)
+        let run = try setup.upload(port: server.port, policy: policy)
+        try await run.feed(setup.media.events)
+        let summary = await run.finish()
+        #expect(summary.failure == nil && summary.complete)
+        #expect(summary.givenUp == 0 && summary.givenUpObjects.isEmpty, "given up: \(summary.givenUpObjects)")
+        #expect(summary.unconfirmed == 1 && summary.unconfirmedObjects == [.header(session: 1, track: "video")],
+                "unconfirmed: \(summary.unconfirmedObjects)")
+        let attempts = setup.endpoint.arrivals.filter { $0.path.hasSuffix("video/video.init") }.map(\.status)
+        #expect(attempts.count >= 4 && (200..<300).contains(attempts[0]) && attempts.dropFirst().allSatisfy { $0 == 400 },
+                "stored, then three copies refused: \(attempts)")
+        expectDelivered(setup.media, under: setup.root)
+        expectInOrder(setup.endpoint.storedPaths)
+        #expect(setup.endpoint.pendingFaults == 0)
+        await server.stop()
+    }
+
     /// Down (connection refused), then resetting every connection, then up: nothing lost, order kept.
     @Test func endpointDownThenResettingThenBack() async throws {
         let setup = try await Setup()

@@ -1,4 +1,8 @@
+import AsyncHTTPClient
+import Foundation
 import Ingest
+import NIOCore
+import NIOSSL
 import Testing
 
 @Suite struct UploadObjectTests {
@@ -227,7 +231,7 @@ struct FixedRandom: RandomNumberGenerator {
 
     /// Failures that may pass (timeouts, rate limits, server errors, no answer) are retried forever without a budget.
     @Test(arguments: [UploadOutcome.status(408), .status(429), .status(500), .status(502), .status(503), .status(504),
-                      .transportFailure("connection reset by peer")])
+                      .transportFailure("connection reset by peer"), .unanswered("HTTPClientError.deadlineExceeded")])
     func transientFailuresAreNeverGivenUpWithoutABudget(outcome: UploadOutcome) {
         var machine = UploadStateMachine(policy: policy)
         var random = SystemRandomNumberGenerator()
@@ -262,6 +266,17 @@ struct FixedRandom: RandomNumberGenerator {
         RejectionRun(name: "transient failures between rejections neither count nor reset",
                      outcomes: [.status(400), .status(503), .status(400), .transportFailure("reset"), .status(404)],
                      last: .giveUp("session_1/video/segment_1002.m4s refused 3 times, last: HTTP 404")),
+        RejectionRun(name: "rejections after an unanswered attempt: delivered, unconfirmed",
+                     outcomes: [.unanswered("HTTPClientError.deadlineExceeded"), .status(400), .status(400), .status(400)],
+                     last: .deliveredUnconfirmed("session_1/video/segment_1002.m4s refused 3 times, last: HTTP 400, after an "
+                                                 + "attempt that got no answer: the ingest most likely took that one")),
+        RejectionRun(name: "an unanswered attempt between rejections counts as well",
+                     outcomes: [.status(400), .unanswered("remoteConnectionClosed"), .status(400), .status(404)],
+                     last: .deliveredUnconfirmed("session_1/video/segment_1002.m4s refused 3 times, last: HTTP 404, after an "
+                                                 + "attempt that got no answer: the ingest most likely took that one")),
+        RejectionRun(name: "an attempt that was never sent does not make rejections unconfirmed",
+                     outcomes: [.transportFailure("connection refused"), .status(400), .status(400), .status(400)],
+                     last: .giveUp("session_1/video/segment_1002.m4s refused 3 times, last: HTTP 400")),
         RejectionRun(name: "auth refusals between rejections neither count nor reset",
                      outcomes: [.status(400), .status(401), .status(400), .status(400)],
                      last: .giveUp("session_1/video/segment_1002.m4s refused 3 times, last: HTTP 400")),
@@ -284,6 +299,46 @@ struct FixedRandom: RandomNumberGenerator {
         _ = machine.decide(after: .status(400), for: segment, using: &random)
         #expect(machine.decide(after: .status(400), for: other, using: &random) == .retry(after: .seconds(4)))
         #expect(machine.rejections == 1 && machine.rejectedObject == other)
+    }
+
+    /// Which failures may have reached the ingest: those after the request went out (no answer in time, the connection
+    /// closed before the answer); not those that end before it is sent.
+    @Test(arguments: [
+        (HTTPClientError.deadlineExceeded as any Error & Sendable, true), (HTTPClientError.readTimeout, true),
+        (HTTPClientError.remoteConnectionClosed, true), (HTTPClientError.connectTimeout, false),
+        (HTTPClientError.tlsHandshakeTimeout, false), (IOError(errnoCode: ECONNREFUSED, reason: "connect"), false),
+        (NIOSSLError.handshakeFailed(.sslError([])), false),
+    ])
+    func failuresThatMayHaveArrived(error: any Error & Sendable, mayHaveArrived: Bool) {
+        #expect(SegmentUploader.outcome(of: error).mayHaveArrived == mayHaveArrived, "\(error)")
+    }
+
+    /// Only the object's own unanswered attempt makes its rejections unconfirmed; the mark goes with the next object.
+    @Test func anotherObjectsUnansweredAttemptDoesNotCount() {
+        var machine = UploadStateMachine(policy: policy)
+        var random = SystemRandomNumberGenerator()
+        _ = machine.decide(after: .unanswered("readTimeout"), for: header, using: &random)
+        #expect(machine.unansweredObject == header)
+        _ = machine.decide(after: .status(400), for: segment, using: &random)
+        #expect(machine.unansweredObject == nil)
+        _ = machine.decide(after: .status(400), for: segment, using: &random)
+        #expect(machine.decide(after: .status(400), for: segment, using: &random)
+                == .giveUp("session_1/video/segment_1002.m4s refused 3 times, last: HTTP 400"))
+    }
+
+    /// A header counted as delivered unconfirmed is presumed at the ingest: a 412 for its segment still resends it
+    /// (as for any header), where a header given up turns that 412 into a rejection.
+    @Test func aHeaderDeliveredUnconfirmedIsStillResentForA412() {
+        var machine = UploadStateMachine(policy: policy)
+        var random = SystemRandomNumberGenerator()
+        _ = machine.decide(after: .unanswered("deadlineExceeded"), for: header, using: &random)
+        for _ in 1...2 { _ = machine.decide(after: .status(400), for: header, using: &random) }
+        guard case .deliveredUnconfirmed = machine.decide(after: .status(400), for: header, using: &random) else {
+            Issue.record("not delivered unconfirmed")
+            return
+        }
+        #expect(machine.headersGivenUp.isEmpty && machine.consecutiveFailures == 0 && machine.unansweredObject == nil)
+        #expect(machine.decide(after: .status(412), for: segment, using: &random) == .resendHeader(after: .zero))
     }
 
     /// A header given up cannot be resent, so a 412 for its segments is a rejection like a 400, given up in turn

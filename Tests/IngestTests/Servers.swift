@@ -51,6 +51,9 @@ enum Fault: Sendable, Equatable {
     case status(Int)
     /// Never answer (the client's timeout must fire).
     case stall
+    /// Store the object, then hold the answer until the client sends the same path again (it timed out and retried),
+    /// and answer 504 then: a response lost after the ingest took the upload, whatever the client's timeout.
+    case storeThenLoseTheAnswer
 }
 
 /// An mTLS endpoint whose answers are scripted: pending faults are served first (each matching request consumes
@@ -103,6 +106,16 @@ final class ScriptedEndpoint: Sendable {
             case .stall:
                 self.state.withLock { $0.arrivals.append(Arrival(path: path, status: 0)) }
                 try? await Task.sleep(for: .milliseconds(1500))  // well past the client's timeout
+                return Response(status: .gatewayTimeout)
+            case .storeThenLoseTheAnswer:
+                let stored = self.store.accept(path: path, body: Array(buffer: body)).status
+                self.state.withLock { $0.arrivals.append(Arrival(path: path, status: stored)) }
+                let sent = self.startedPaths.withLock { $0.count { $0.path == path } }
+                // Polls the request log: the retry comes after the client's own timeout, which the test sets.
+                let deadline = ContinuousClock.now + .seconds(60)
+                while self.startedPaths.withLock({ $0.count { $0.path == path } }) == sent, ContinuousClock.now < deadline {
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
                 return Response(status: .gatewayTimeout)
             case .status(let code):
                 status = code
