@@ -188,6 +188,9 @@ public struct MotionDetector: Sendable {
     private var warmingUpUntil: Double = -.infinity
     /// Pictures whose flicker the warm-up has averaged so far.
     private var learnedPictures = 0
+    /// How much warm-up the next stream's first picture starts: `warmUpDuration` for a new detector, what is left of
+    /// it after ``resumeAfterGap()`` (0 once a stream has warmed it up).
+    private var pendingWarmUp: Double
     /// Recently analysed pictures (time, pixels), oldest first, spanning a little more than `motionWindow`.
     private var recent: [(time: Double, pixels: [UInt8])] = []
     // Scratch buffers, kept to avoid allocating per frame.
@@ -214,6 +217,7 @@ public struct MotionDetector: Sendable {
         precondition(configuration.zones.count <= 64, "at most 64 zones")
         precondition(configuration.analysisWidth >= 2 && configuration.analysisHeight >= 2, "analysis plane too small")
         self.configuration = configuration
+        pendingWarmUp = configuration.warmUpDuration
         let count = configuration.analysisWidth * configuration.analysisHeight
         (zoneMasks, zoneIDs, zoneSensitivities, regionAreas) = Self.regions(of: configuration)
         residual = [UInt8](repeating: 0, count: count)
@@ -234,6 +238,29 @@ public struct MotionDetector: Sendable {
         precondition(zones.count <= 64, "at most 64 zones")
         configuration.zones = zones
         (zoneMasks, zoneIDs, zoneSensitivities, regionAreas) = Self.regions(of: configuration)
+    }
+
+    /// The camera's stream comes back after a gap (a reconnect, a looped file starting over): what was learned of the
+    /// scene's flicker and noise still holds, the pictures do not (the light may have changed, the timestamps start
+    /// again). The next picture starts a new background, converging fast as after a light step, and only what was
+    /// left of the warm-up is run — none once a stream has completed it — so motion right after a reconnect is seen
+    /// at once instead of after another `warmUpDuration` of blindness.
+    public mutating func resumeAfterGap() {
+        if let last = lastAnalysedTime { pendingWarmUp = Swift.max(0, Swift.min(warmingUpUntil - last, configuration.warmUpDuration)) }
+        background = []
+        recent = []
+        lastAnalysedTime = nil
+        lastAnalysedWasKeyframe = false
+        warmingUpUntil = -.infinity
+    }
+
+    /// Whether `other` analyses the same pictures the same way (zones aside: ``replaceZones(_:)`` changes those), so
+    /// a detector built for it may go on with what this one learned.
+    public func analysesLike(_ other: MotionDetectorConfiguration) -> Bool {
+        var mine = configuration, theirs = other
+        mine.zones = []
+        theirs.zones = []
+        return mine == theirs
     }
 
     /// Each analysis pixel's zone bits, the zones' IDs and sensitivities, and the region areas.
@@ -283,7 +310,7 @@ public struct MotionDetector: Sendable {
         guard !background.isEmpty else {
             background = plane.pixels.map(Float.init)
             recalibratingUntil = time + configuration.recalibrationDuration
-            warmingUpUntil = time + configuration.warmUpDuration
+            warmingUpUntil = time + pendingWarmUp
             remember(plane.pixels, at: time)
             return quietResult(time: time, isKeyframe: isKeyframe, gain: 1, offset: 0)
         }

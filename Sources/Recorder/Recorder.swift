@@ -122,6 +122,9 @@ public struct RecordingOptions: Sendable {
     /// through this, and a connection whose format asks for thumbnails (``SessionFormat/thumbnails``) gets a JPEG of
     /// the picture at each trigger with its Begin request. nil (`pushav record`): no picture is kept.
     public var snapshots: SnapshotRequests? = nil
+    /// Passes of the same camera share one: each goes on with the motion detector the previous one left (no new
+    /// warm-up after a reconnect). nil (`pushav record`, one pass): a new detector.
+    public var motionHandover: MotionDetectorHandover? = nil
 
     /// The sessions' format where a policy has none of its own.
     public var sessionFormat: SessionFormat {

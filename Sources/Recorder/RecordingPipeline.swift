@@ -36,6 +36,9 @@ struct RecordingPipeline {
         ])
 
         var analysis = try needsMotion ? MotionAnalysis(video: videoStream, options: options) : nil
+        if analysis?.resumed == true { logger.debug("motion analysis goes on with what the previous pass learned (no warm-up)") }
+        // Whatever ends the pass (the end of the input, a loss, a stop), the next one goes on with this detector.
+        defer { if let analysis, let handover = options.motionHandover { handover.keep(analysis.detector) } }
         // The analysed pictures, kept for thumbnails and snapshots (only where they are decoded anyway: with analysis).
         let pictures = try options.snapshots.flatMap { requests in
             try analysis.map { _ in try TriggerPictures(requests: requests, logger: logger) }
@@ -518,7 +521,9 @@ struct KeyframeGaps {
 
 /// The motion detector and the detected intervals the report lists.
 struct MotionAnalysis {
-    private var detector: MotionDetector
+    private(set) var detector: MotionDetector
+    /// Whether `detector` is the previous pass's (``RecordingOptions/motionHandover``), resumed.
+    let resumed: Bool
     private let reportSensitivity: Int
     private var intervals: [(start: MediaTime, end: MediaTime)] = []
     private var lastMotion: MediaTime?
@@ -543,7 +548,7 @@ struct MotionAnalysis {
         config.analysisWidth = size.width
         config.analysisHeight = size.height
         config.analysisInterval = options.analysisInterval
-        detector = MotionDetector(configuration: config)
+        (detector, resumed) = options.motionHandover?.take(for: config) ?? (MotionDetector(configuration: config), false)
         (width, height) = (size.width, size.height)
         reportSensitivity = options.reportSensitivity
     }

@@ -30,6 +30,8 @@ public final class CameraRecorder: Sendable {
     private let state: Mutex<State>
     /// Snapshots of the analysed pictures (across passes: a request waits for whichever pass reads next).
     private let snapshots = SnapshotRequests()
+    /// The motion detector, from one pass to the next: a reconnect does not start another warm-up.
+    private let motionHandover = MotionDetectorHandover()
 
     private struct State {
         var control: RecordingControl?
@@ -354,6 +356,7 @@ public final class CameraRecorder: Sendable {
             }
             options.metrics = metrics
             options.snapshots = snapshots
+            options.motionHandover = motionHandover
             // A camera that stops sending must not hang the read: RTSP's socket timeout, in microseconds.
             if configuration.source.hasPrefix("rtsp") { options.inputOptions["timeout"] = "5000000" }
             let started = ContinuousClock.now

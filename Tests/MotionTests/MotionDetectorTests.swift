@@ -401,6 +401,30 @@ private func warmedUp(_ detector: inout MotionDetector, _ scene: inout Synthetic
         #expect(results.filter { $0.time >= 2 }.contains { $0.hasMotion })
     }
 
+    /// After ``MotionDetector/resumeAfterGap()`` (a reconnect: timestamps start over) the swaying foliage stays ignored
+    /// from the first picture and a walker entering 0.3 s in is seen within a second; a pass that ended inside its
+    /// warm-up leaves the rest of it to the next stream.
+    @Test(arguments: [(learned: 4.0, quietUntil: 0.0), (learned: 1.0, quietUntil: 1.0)])
+    func resumedDetectorKeepsWhatItLearned(learned: Double, quietUntil: Double) {
+        var scene = SyntheticScene(noiseSigma: 2, seed: 73)
+        let still = scene.base
+        var motion = detector(sensitivity: 5)
+        let first = simulate(&motion, scene: &scene, seconds: learned) { time, scene in
+            scene.base = Self.draw(.foliage, over: still, width: scene.width, height: scene.height, at: time)
+        }
+        #expect(!first.contains { $0.hasMotion })
+        motion.resumeAfterGap()
+        // The walker of `.walkerBelowFoliage` enters at 4 s of its own clock: 0.3 s into the new stream.
+        let second = simulate(&motion, scene: &scene, seconds: 3) { time, scene in
+            scene.base = Self.draw(.walkerBelowFoliage, over: still, width: scene.width, height: scene.height, at: time + 3.7)
+        }
+        let moved = second.filter(\.hasMotion).map(\.time)
+        #expect(moved.allSatisfy { $0 >= 0.3 && $0 >= quietUntil }, "motion at \(moved)")
+        #expect(second.filter { $0.time < quietUntil }.allSatisfy { $0.anywhere.lowestSensitivity == nil }, "reported while warming up")
+        let seen = moved.first ?? .infinity
+        #expect(seen <= max(1.3, quietUntil + 0.5), "walker seen at \(seen) s")
+    }
+
     static func draw(_ change: Change, over still: [Double], width: Int, height: Int, at t: Double) -> [Double] {
         var base = still
         func walker(_ amplitude: Double, from start: Double) {
