@@ -21,6 +21,10 @@ struct DetectionCorpusTests {
         #expect(medium.withinOneSecond == medium.crossings, "Medium crossings later than 1 s or missed: \(medium.latencies)")
         #expect(try #require(medium.medianLatency) <= 0.41, "Medium median latency \(medium.medianLatency ?? -1) s")
         #expect(try #require(medium.p95Latency) <= 0.51, "Medium p95 latency \(medium.p95Latency ?? -1) s")
+        // Where: each crossing is seen inside its labelled region within the second, and nothing moves elsewhere.
+        #expect(medium.regionLatencies.values.filter { ($0 ?? .infinity) <= 1 }.count == medium.crossings,
+                "Medium, inside the labelled regions: \(medium.regionLatencies)")
+        #expect(medium.misplaced.isEmpty, "Medium motion away from the crossing: \(medium.misplaced)")
     }
 
     /// High's goal is at most one false trigger per camera-hour; on this corpus it still fires once on the headlight
@@ -33,7 +37,18 @@ struct DetectionCorpusTests {
         #expect(high.crossingFalse == 0)
         #expect(try #require(high.medianLatency) <= 0.21, "High median latency \(high.medianLatency ?? -1) s")
         #expect(high.withinOneSecond == high.crossings, "High crossings later than 1 s or missed: \(high.latencies)")
+        #expect(high.regionLatencies.values.filter { ($0 ?? .infinity) <= 1 }.count == high.crossings,
+                "High, inside the labelled regions: \(high.regionLatencies)")
+        #expect(high.misplaced.isEmpty, "High motion away from the crossing: \(high.misplaced)")
         #expect(score.at(1).nuisanceFalse == 0)
+    }
+
+    /// The region score reads location, not only time: with the region moved off the figure's path (the top band; it
+    /// walks 104–144 px down) the walker is seen outside it and never in it.
+    @Test func theRegionScoreSeesWhereTheMotionIs() throws {
+        let pictures = try Self.analyse(Self.corpus.appendingPathComponent("cross-dark-40.mp4"), region: [0, 0, 320, 40])
+        #expect(!pictures.contains { ($0.inRegion ?? 11) <= 10 }, "motion in the empty top band")
+        #expect(pictures.contains { ($0.outside ?? 11) <= 5 }, "the walker is not seen outside the top band")
     }
 
     /// After the IR switch the detector re-arms within 2 s: the figure entering 0.5 s after it is seen by then.
@@ -67,6 +82,8 @@ struct DetectionCorpusTests {
         struct Interval: Decodable, Sendable {
             var start: Double
             var end: Double
+            /// Where the motion is: x, y, width, height in the clip's pixels.
+            var region: [Double]?
         }
         var file: String
         var kind: String
@@ -85,6 +102,10 @@ struct DetectionCorpusTests {
         var falseClips: [String: [Double]] = [:]
         /// Per crossing clip: seconds from entry to the first motion, nil when missed.
         var latencies: [String: Double?] = [:]
+        /// Per crossing clip: seconds from entry to the first motion inside the labelled region, nil when missed.
+        var regionLatencies: [String: Double?] = [:]
+        /// Per crossing clip: the times, during the crossing, of motion reported outside the labelled region.
+        var misplaced: [String: [Double]] = [:]
         var crossings: Int { latencies.count }
         var withinOneSecond: Int { latencies.values.filter { ($0 ?? .infinity) <= 1 }.count }
         var falsePerHour: Double { Double(nuisanceFalse) * 3600 / nuisanceSeconds }
@@ -101,7 +122,7 @@ struct DetectionCorpusTests {
     struct Score: Sendable {
         var labels: [Label]
         /// Per clip: each analysed picture's time (0 = first picture) and the lowest sensitivity that saw motion.
-        var pictures: [String: [(time: Double, lowest: Int?)]]
+        var pictures: [String: [Picture]]
 
         /// A trigger is motion after at least a second without any (as a 1 s clip with no blind window records it).
         func at(_ sensitivity: Int) -> Figures {
@@ -123,6 +144,11 @@ struct DetectionCorpusTests {
                     let interval = label.motion[0]
                     let first = pictures[label.file]?.first { ($0.lowest ?? 11) <= sensitivity && $0.time >= interval.start && $0.time <= interval.end + 1 }
                     figures.latencies.updateValue(first.map { $0.time - interval.start }, forKey: label.file)
+                    let during = (pictures[label.file] ?? []).filter { $0.time >= interval.start && $0.time <= interval.end + 1 }
+                    let inRegion = during.first { ($0.inRegion ?? 11) <= sensitivity }
+                    figures.regionLatencies.updateValue(inRegion.map { $0.time - interval.start }, forKey: label.file)
+                    let elsewhere = during.filter { ($0.outside ?? 11) <= sensitivity }.map(\.time)
+                    if !elsewhere.isEmpty { figures.misplaced[label.file] = elsewhere }
                 }
             }
             return figures
@@ -136,8 +162,10 @@ struct DetectionCorpusTests {
         try cache.withLock { cached in
             if let cached { return cached }
             let labels = try JSONDecoder().decode([Label].self, from: Data(contentsOf: corpus.appendingPathComponent("labels.json")))
-            var pictures: [String: [(time: Double, lowest: Int?)]] = [:]
-            for label in labels { pictures[label.file] = try analyse(corpus.appendingPathComponent(label.file)) }
+            var pictures: [String: [Picture]] = [:]
+            for label in labels {
+                pictures[label.file] = try analyse(corpus.appendingPathComponent(label.file), region: label.motion.first?.region)
+            }
             let score = Score(labels: labels, pictures: pictures)
             print(table(score))
             cached = score
@@ -147,15 +175,27 @@ struct DetectionCorpusTests {
 
     private static let cache = Mutex<Score?>(nil)
 
-    /// Decodes `url` and runs the default detector on it as the recorder does.
-    static func analyse(_ url: URL) throws -> [(time: Double, lowest: Int?)] {
+    /// One analysed picture: the lowest sensitivity that saw motion anywhere, inside the labelled region, outside it.
+    struct Picture: Sendable {
+        var time: Double
+        var lowest: Int?
+        var inRegion: Int? = nil
+        var outside: Int? = nil
+    }
+
+    /// Decodes `url` and runs the default detector on it as the recorder does; with a labelled `region` (x, y, width,
+    /// height) it is the detector's one zone, so where the motion was is read from the zone and outside it.
+    static func analyse(_ url: URL, region: [Double]? = nil) throws -> [Picture] {
         let input = try MediaInput(url: url.path)
         let video = try #require(input.video)
         let width = try #require(video.width), height = try #require(video.height)
-        let configuration = MotionDetectorConfiguration(sourceWidth: width, sourceHeight: height)
+        var configuration = MotionDetectorConfiguration(sourceWidth: width, sourceHeight: height)
+        if let r = region, r.count == 4 {
+            configuration.zones = [.rectangle(id: 1, x1: r[0], y1: r[1], x2: r[0] + r[2], y2: r[1] + r[3])]
+        }
         var detector = MotionDetector(configuration: configuration)
         let sampler = try LumaSampler(input: input, width: configuration.analysisWidth, height: configuration.analysisHeight)
-        var found: [(time: Double, lowest: Int?)] = []
+        var found: [Picture] = []
         var origin: Double?
         func take(_ picture: DecodedPicture) throws {
             let seconds = picture.time.seconds
@@ -165,7 +205,8 @@ struct DetectionCorpusTests {
             let luma = try picture.luma()
             let result = detector.analyseNow(LumaPlane(width: luma.width, height: luma.height, pixels: luma.pixels), at: t,
                                              isKeyframe: picture.isKeyframe)
-            found.append((t, result.anywhere.lowestSensitivity))
+            found.append(Picture(time: t, lowest: result.anywhere.lowestSensitivity,
+                                 inRegion: result.zones[1]?.lowestSensitivity, outside: result.outsideZones.lowestSensitivity))
         }
         let packet = try Packet()
         while try input.read(into: packet) {
@@ -187,6 +228,8 @@ struct DetectionCorpusTests {
                                 f.crossingFalse, f.withinOneSecond, f.crossings, median, p95))
             if [1, 5, 10].contains(s) {
                 lines.append("      false: \(f.falseClips.sorted { $0.key < $1.key }.map { "\($0.key) at \($0.value.map { String(format: "%.1f", $0) }.joined(separator: "/")) s" }.joined(separator: ", "))")
+                lines.append("      in the labelled region: within 1 s \(f.regionLatencies.values.filter { ($0 ?? .infinity) <= 1 }.count)/\(f.crossings); "
+                             + "motion elsewhere during a crossing: \(f.misplaced.sorted { $0.key < $1.key }.map { "\($0.key) at \($0.value.map { String(format: "%.1f", $0) }.joined(separator: "/")) s" }.joined(separator: ", "))")
                 lines.append("      latency: \(f.latencies.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.map { String(format: "%.2f", $0) } ?? "missed")" }.joined(separator: ", "))")
             }
         }
