@@ -25,6 +25,8 @@ struct DetectionCorpusTests {
         #expect(medium.regionLatencies.values.filter { ($0 ?? .infinity) <= 1 }.count == medium.crossings,
                 "Medium, inside the labelled regions: \(medium.regionLatencies)")
         #expect(medium.misplaced.isEmpty, "Medium motion away from the crossing: \(medium.misplaced)")
+        // Real footage, people walking throughout: motion in every second after the warm-up.
+        #expect(!medium.coverage.isEmpty && medium.coverage.values.allSatisfy { $0 >= 0.95 }, "Medium on real footage: \(medium.coverage)")
     }
 
     /// High's goal is at most one false trigger per camera-hour; on this corpus it still fires once on the headlight
@@ -40,6 +42,7 @@ struct DetectionCorpusTests {
         #expect(high.regionLatencies.values.filter { ($0 ?? .infinity) <= 1 }.count == high.crossings,
                 "High, inside the labelled regions: \(high.regionLatencies)")
         #expect(high.misplaced.isEmpty, "High motion away from the crossing: \(high.misplaced)")
+        #expect(!high.coverage.isEmpty && high.coverage.values.allSatisfy { $0 >= 0.95 }, "High on real footage: \(high.coverage)")
         #expect(score.at(1).nuisanceFalse == 0)
     }
 
@@ -106,6 +109,9 @@ struct DetectionCorpusTests {
         var regionLatencies: [String: Double?] = [:]
         /// Per crossing clip: the times, during the crossing, of motion reported outside the labelled region.
         var misplaced: [String: [Double]] = [:]
+        /// Per real-footage clip with motion throughout (`kind` "busy"): the share of its whole seconds after the
+        /// warm-up in which some analysed picture saw motion.
+        var coverage: [String: Double] = [:]
         var crossings: Int { latencies.count }
         var withinOneSecond: Int { latencies.values.filter { ($0 ?? .infinity) <= 1 }.count }
         var falsePerHour: Double { Double(nuisanceFalse) * 3600 / nuisanceSeconds }
@@ -127,7 +133,13 @@ struct DetectionCorpusTests {
         /// A trigger is motion after at least a second without any (as a 1 s clip with no blind window records it).
         func at(_ sensitivity: Int) -> Figures {
             var figures = Figures()
-            for label in labels {
+            for label in labels where label.kind == "busy" {
+                let warmUp = MotionDetectorConfiguration(sourceWidth: 2, sourceHeight: 2).warmUpDuration
+                let seconds = Array(Int(warmUp.rounded(.up))..<Int(label.duration))
+                let moving = Set((pictures[label.file] ?? []).filter { ($0.lowest ?? 11) <= sensitivity }.map { Int($0.time) })
+                figures.coverage[label.file] = Double(seconds.filter(moving.contains).count) / Double(max(seconds.count, 1))
+            }
+            for label in labels where label.kind != "busy" {
                 var onsets: [Double] = []
                 var last: Double?
                 for picture in pictures[label.file] ?? [] where (picture.lowest ?? 11) <= sensitivity {
@@ -230,6 +242,7 @@ struct DetectionCorpusTests {
                 lines.append("      false: \(f.falseClips.sorted { $0.key < $1.key }.map { "\($0.key) at \($0.value.map { String(format: "%.1f", $0) }.joined(separator: "/")) s" }.joined(separator: ", "))")
                 lines.append("      in the labelled region: within 1 s \(f.regionLatencies.values.filter { ($0 ?? .infinity) <= 1 }.count)/\(f.crossings); "
                              + "motion elsewhere during a crossing: \(f.misplaced.sorted { $0.key < $1.key }.map { "\($0.key) at \($0.value.map { String(format: "%.1f", $0) }.joined(separator: "/")) s" }.joined(separator: ", "))")
+                lines.append("      real footage, share of seconds with motion after the warm-up: \(f.coverage.sorted { $0.key < $1.key }.map { "\($0.key) \(String(format: "%.0f %%", 100 * $0.value))" }.joined(separator: ", "))")
                 lines.append("      latency: \(f.latencies.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.map { String(format: "%.2f", $0) } ?? "missed")" }.joined(separator: ", "))")
             }
         }
