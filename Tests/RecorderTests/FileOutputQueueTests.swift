@@ -30,12 +30,17 @@ import Testing
         let queue = FileOutputQueue(name: "test-failure")
         defer { queue.close() }
         let log = Log()
+        // The first item holds the output thread until all ten are queued: otherwise item 3 may fail while the loop
+        // is still queueing, and the next enqueue (rightly) throws its failure.
+        let queued = DispatchSemaphore(value: 0)
         for i in 0..<10 {
             try queue.enqueue(bytes: 1) {
+                if i == 0 { queued.wait() }
                 if i == 3 { throw Refused(item: i) }
                 log.add(i)
             }
         }
+        queued.signal()
         #expect(throws: Refused(item: 3)) { try queue.drain() }
         #expect(log.all == [0, 1, 2])
         #expect(throws: Refused(item: 3)) { try queue.enqueue(bytes: 1) { log.add(99) } }
