@@ -26,6 +26,8 @@ import TestSupport
         let result = try await Fixtures.run(Fixtures.pushav.path, [
             "record", input.path, "--out", out.path, "--dash", "--initial", "3", "--augmentation", "1",
             "--max-duration", "4", "--blind", "2", "--segment-duration", "2000", "--chunk-duration", "1000", "--no-clip",
+            // Short retry delays: the refusals and the lost answer test the order and the outcome, not the backoff.
+            "--max-backoff", "250",
             "--push", "https://localhost:\(server.port)/", "--ca", pki.path("ca.pem"),
             "--cert", pki.path("client.pem"), "--key", pki.path("client.key"),
         ])
