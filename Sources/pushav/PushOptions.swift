@@ -111,6 +111,11 @@ final class RecordingUpload: Sendable {
         return upload
     }
 
+    /// "a, b, c and N more": the objects a summary names, out of `count`.
+    private static func list(_ named: [UploadObject], of count: Int) -> String {
+        named.map(\.description).joined(separator: ", ") + (count > named.count ? " and \(count - named.count) more" : "")
+    }
+
     /// Waits until everything is delivered; throws (spool kept) if the budget ran out, or when objects were lost or given up.
     ///
     /// After a stop (Ctrl-C, SIGTERM) every spool write still completes, but uploads get only a short ``grace``;
@@ -122,24 +127,21 @@ final class RecordingUpload: Sendable {
         let where_ = uploader.spool.directory.path
         if summary.unconfirmed > 0 {
             // Not an error: the ingest most likely holds them (it refused copies of an attempt that got no answer).
-            let named = summary.unconfirmedObjects.map(\.description).joined(separator: ", ")
-            let more = summary.unconfirmed > summary.unconfirmedObjects.count ? " and \(summary.unconfirmed - summary.unconfirmedObjects.count) more" : ""
+            let named = Self.list(summary.unconfirmedObjects, of: summary.unconfirmed)
             FileHandle.standardError.write(Data(("warning: \(summary.unconfirmed) object(s) unconfirmed: an attempt got no answer "
-                + "and the ingest refused the copies, so it most likely took that attempt: \(named)\(more)\n").utf8))
+                + "and the ingest refused the copies, so it most likely took that attempt: \(named)\n").utf8))
         }
         if summary.lost > 0 {
-            let named = summary.lostObjects.map(\.description).joined(separator: ", ")
-            let more = summary.lost > summary.lostObjects.count ? " and \(summary.lost - summary.lostObjects.count) more" : ""
+            let named = Self.list(summary.lostObjects, of: summary.lost)
             let upload = summary.failure.map { "; upload incomplete (\($0)), the spool at \(where_) is kept" } ?? ""
             throw CLIError("\(summary.lost) object(s) lost: could not be written to the spool at \(where_), never uploaded: "
-                           + "\(named)\(more)\(upload); \(summary.delivered) delivered, \(summary.retries) retries")
+                           + "\(named)\(upload); \(summary.delivered) delivered, \(summary.retries) retries")
         }
         if summary.givenUp > 0 {
             // Refused for good by the ingest and dropped from the spool: a run that lost them must not exit 0.
-            let named = summary.givenUpObjects.map(\.description).joined(separator: ", ")
-            let more = summary.givenUp > summary.givenUpObjects.count ? " and \(summary.givenUp - summary.givenUpObjects.count) more" : ""
+            let named = Self.list(summary.givenUpObjects, of: summary.givenUp)
             let upload = summary.failure.map { "; upload incomplete (\($0)), the spool at \(where_) is kept" } ?? ""
-            throw CLIError("\(summary.givenUp) object(s) given up: the ingest refused them for good: \(named)\(more)\(upload); "
+            throw CLIError("\(summary.givenUp) object(s) given up: the ingest refused them for good: \(named)\(upload); "
                            + "\(summary.delivered) delivered, \(summary.retries) retries")
         }
         if stop?.isRequested == true, summary.failure == nil, !summary.complete {
