@@ -83,6 +83,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // Destination keys: a SHA-256 of where and how a recording's objects go.
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // `pushav receive`: the reference CMAF ingest endpoint (Hummingbird, HTTPS with client certificates).

@@ -31,6 +31,11 @@ public struct ConnectionQueue: Sendable, Hashable {
     public var depth: Int
     /// When the oldest of them was spooled; nil when none waits.
     public var oldestWaiting: Date?
+
+    public init(depth: Int, oldestWaiting: Date?) {
+        self.depth = depth
+        self.oldestWaiting = oldestWaiting
+    }
 }
 
 /// What the spool holds, for metrics, logs and the transport model's BUSY answer.
@@ -56,6 +61,8 @@ public final class SegmentSpool: Sendable {
     /// Connections whose queue gauges were last published non-empty; held while publishing, so two publishers
     /// cannot leave an older reading last.
     private let publishedConnections = Mutex<Set<String>>([])
+    /// Sessions finished since open: every 100th prunes the delivery records.
+    private let finishedSessions = Atomic<Int>(0)
 
     /// Opens (or creates) the spool and drops journal rows whose file vanished and files no row mentions (a crash
     /// between rename and journal insert leaves such an orphan; it was never handed to the uploader).
@@ -94,8 +101,19 @@ public final class SegmentSpool: Sendable {
                     PRIMARY KEY (connection, session, track, number));
                 """)
         }
+        // v3: where each spool label's objects go (see ``UploadDestination``). Spools written before it open unchanged;
+        // their labels have no destination row until `pushav serve` adopts them.
+        migrator.registerMigration("v3-destinations") { db in
+            try db.execute(sql: """
+                CREATE TABLE destination (
+                    key TEXT PRIMARY KEY NOT NULL, owner TEXT NOT NULL, url TEXT NOT NULL, fabric INTEGER,
+                    trusted BLOB, chain BLOB NOT NULL, keyReference TEXT, created REAL NOT NULL, retired REAL);
+                CREATE INDEX given_up_at ON given_up (at);
+                """)
+        }
         try migrator.migrate(database)
         try recover()
+        try pruneDeliveryRecords()
         publishMetrics()
     }
 
@@ -148,6 +166,125 @@ public final class SegmentSpool: Sendable {
                            arguments: [connection, session])
         }
         try pruneHeaders(connection: connection)
+        // Every 100th finished session (and at every open) the delivery records are pruned: bounded tables without a
+        // write per session.
+        if finishedSessions.add(1, ordering: .relaxed).newValue % 100 == 0 {
+            do { try pruneDeliveryRecords() } catch {
+                logger.warning("pruning the spool's delivery records failed; tried again later", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    // MARK: - Destinations
+
+    /// Records `destination` (idempotent) as a current one: a retired destination used again is current again.
+    public func register(_ destination: UploadDestination, now: Date = Date()) throws {
+        let fabric: Int? = destination.fabric.map { Int($0) }
+        let trusted: Data? = destination.trustedCertificates.map { Data($0) }
+        let chain = Data(destination.certificateChain)
+        try database.write { db in
+            try db.execute(sql: """
+                INSERT INTO destination (key, owner, url, fabric, trusted, chain, keyReference, created, retired)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)
+                ON CONFLICT(key) DO UPDATE SET retired = NULL WHERE retired IS NOT NULL
+                """, arguments: [destination.key, destination.owner, destination.url, fabric, trusted, chain,
+                                 destination.privateKeyReference, now.timeIntervalSince1970])
+        }
+    }
+
+    /// No connection records for `key` any more: it only finishes what it holds. The first retirement's time is kept
+    /// (a restart does not start its patience again).
+    public func retire(destination key: String, now: Date = Date()) throws {
+        try database.write { db in
+            try db.execute(sql: "UPDATE destination SET retired = ? WHERE key = ? AND retired IS NULL",
+                           arguments: [now.timeIntervalSince1970, key])
+        }
+    }
+
+    /// Every destination the spool describes, with what still waits for it.
+    public func storedDestinations() throws -> [StoredDestination] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT d.*, (SELECT count(*) FROM object o WHERE o.connection = d.key AND o.delivered = 0) AS pending
+                FROM destination d ORDER BY d.key
+                """).map { row in
+                let trusted: Data? = row["trusted"]
+                let chain: Data = row["chain"]
+                let fabric: Int? = row["fabric"]
+                let retired: Double? = row["retired"]
+                let destination = UploadDestination(
+                    owner: row["owner"], url: row["url"], fabric: fabric.map { UInt8(truncatingIfNeeded: $0) },
+                    trustedCertificates: trusted.map { Array($0) }, certificateChain: Array(chain),
+                    privateKeyReference: row["keyReference"], key: row["key"])
+                return StoredDestination(destination: destination, pending: row["pending"],
+                                         retiredAt: retired.map { Date(timeIntervalSince1970: $0) })
+            }
+        }
+    }
+
+    /// Forgets a retired destination once nothing of it waits (its delivered headers and its row go; what was given up
+    /// stays in `given_up` until pruned). Returns whether it was forgotten.
+    @discardableResult
+    public func forgetDestinationIfDone(_ key: String) throws -> Bool {
+        let forgotten = try database.write { db -> Bool in
+            let waiting = try Bool.fetchOne(db, sql: """
+                SELECT EXISTS (SELECT 1 FROM object WHERE connection = ? AND delivered = 0)
+                """, arguments: [key]) ?? true
+            let retired = try Bool.fetchOne(db, sql: "SELECT retired IS NOT NULL FROM destination WHERE key = ?",
+                                            arguments: [key]) ?? false
+            guard !waiting, retired else { return false }
+            try db.execute(sql: "DELETE FROM object WHERE connection = ?", arguments: [key])
+            try db.execute(sql: "DELETE FROM destination WHERE key = ?", arguments: [key])
+            return true
+        }
+        if forgotten {
+            try? FileManager.default.removeItem(
+                at: directory.appendingPathComponent("objects").appendingPathComponent(Self.safeName(key)))
+            publishMetrics()
+        }
+        return forgotten
+    }
+
+    /// Gives up everything still waiting for `key` (a retired destination that stayed unreachable past its patience):
+    /// each object leaves the queue and is recorded in `given_up` with `reason`. Returns the objects given up.
+    public func giveUpPending(destination key: String, reason: String, now: Date = Date()) throws -> [UploadObject] {
+        let objects: [UploadObject] = try database.write { db in
+            let objects = try Row.fetchAll(db, sql: """
+                SELECT session, track, number FROM object WHERE connection = ? AND delivered = 0 ORDER BY session, track, number
+                """, arguments: [key]).map { UploadObject(session: $0["session"], track: $0["track"], number: $0["number"]) }
+            for object in objects {
+                try db.execute(sql: "DELETE FROM object WHERE connection = ? AND session = ? AND track = ? AND number = ?",
+                               arguments: [key, object.session, object.track, object.number])
+                try db.execute(sql: """
+                    INSERT OR REPLACE INTO given_up (connection, session, track, number, reason, at) VALUES (?, ?, ?, ?, ?, ?)
+                    """, arguments: [key, object.session, object.track, object.number, reason, now.timeIntervalSince1970])
+            }
+            return objects
+        }
+        for object in objects { try? FileManager.default.removeItem(at: fileURL(connection: key, object: object)) }
+        try pruneHeaders(connection: key)
+        publishMetrics()
+        return objects
+    }
+
+    /// How long the record of a given-up object and of a finished, delivered session is kept (for the status page's
+    /// delivered / given-up marks and `sessionDelivery`): a week, and at most ``sessionRecordsKept`` sessions per label.
+    public static let deliveryRecordRetention: TimeInterval = 7 * 24 * 3600
+    public static let sessionRecordsKept = 1000
+
+    /// Drops delivery records older than ``deliveryRecordRetention`` and, per label, session rows beyond the newest
+    /// ``sessionRecordsKept`` whose objects are all gone: the `given_up` and `session` tables stay bounded on a camera
+    /// that records for years.
+    public func pruneDeliveryRecords(now: Date = Date()) throws {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM given_up WHERE at < ?",
+                           arguments: [now.timeIntervalSince1970 - Self.deliveryRecordRetention])
+            try db.execute(sql: """
+                DELETE FROM session WHERE finished = 1
+                  AND NOT EXISTS (SELECT 1 FROM object o WHERE o.connection = session.connection AND o.session = session.session)
+                  AND session < (SELECT max(s.session) FROM session s WHERE s.connection = session.connection) - ?
+                """, arguments: [Self.sessionRecordsKept])
+        }
     }
 
     // MARK: - Reading
@@ -220,6 +357,19 @@ public final class SegmentSpool: Sendable {
                 .map { UploadObject(session: $0["session"], track: $0["track"], number: $0["number"]) }
             return givenUp.isEmpty ? .delivered : .givenUp(givenUp)
         }
+    }
+
+    /// ``sessionDelivery(_:connection:)`` of `session` under any label of `owner` (`camera/connection`: each of its
+    /// destinations has a label of its own; session numbers are the connection's, so at most one label has it).
+    public func sessionDelivery(_ session: Int, owner: String) throws -> SessionDelivery {
+        let label = try database.read { db in
+            try String.fetchOne(db, sql: """
+                SELECT connection FROM session
+                WHERE session = ?1 AND (connection = ?2 OR substr(connection, 1, length(?2) + 1) = ?2 || '@')
+                ORDER BY finished DESC LIMIT 1
+                """, arguments: [session, owner])
+        }
+        return try sessionDelivery(session, connection: label ?? owner)
     }
 
     /// Objects of `connection` given up so far (oldest session first), with why.
@@ -399,7 +549,7 @@ public final class SegmentSpool: Sendable {
             try? FileManager.default.removeItem(
                 at: directory.appendingPathComponent("objects").appendingPathComponent(Self.safeName(session.connection))
                     .appendingPathComponent("session_\(session.session)"))
-            let dimensions = [("connection", session.connection)]
+            let dimensions = UploadDestination.metricDimensions(ofKey: session.connection)
             Counter(label: "pushav_spool_evictions_total", dimensions: dimensions).increment()
             Counter(label: "pushav_spool_evicted_bytes_total", dimensions: dimensions).increment(by: bytes)
             logger.warning(short ? "disk nearly full: evicted a whole session from the spool" : "spool full: evicted a whole session", metadata: [
@@ -452,7 +602,7 @@ public final class SegmentSpool: Sendable {
             let now = Date().timeIntervalSince1970
             for connection in published.union(queues.keys) {
                 let queue = queues[connection]
-                let dimensions = [("connection", connection)]
+                let dimensions = UploadDestination.metricDimensions(ofKey: connection)
                 Gauge(label: "pushav_upload_queue_depth", dimensions: dimensions).record(queue?.depth ?? 0)
                 Gauge(label: "pushav_upload_queue_bytes", dimensions: dimensions).record(queue?.bytes ?? 0)
                 Gauge(label: "pushav_upload_oldest_age_seconds", dimensions: dimensions)
@@ -566,6 +716,35 @@ extension SegmentSpool {
 
     public func sessionDelivery(_ session: Int, connection: String) async throws -> SessionDelivery {
         try await BlockingIO.run { try self.sessionDelivery(session, connection: connection) }
+    }
+
+    public func register(_ destination: UploadDestination, now: Date = Date()) async throws {
+        try await BlockingIO.run { try self.register(destination, now: now) }
+    }
+
+    public func retire(destination key: String, now: Date = Date()) async throws {
+        try await BlockingIO.run { try self.retire(destination: key, now: now) }
+    }
+
+    public func storedDestinations() async throws -> [StoredDestination] {
+        try await BlockingIO.run { try self.storedDestinations() }
+    }
+
+    @discardableResult
+    public func forgetDestinationIfDone(_ key: String) async throws -> Bool {
+        try await BlockingIO.run { try self.forgetDestinationIfDone(key) }
+    }
+
+    public func giveUpPending(destination key: String, reason: String, now: Date = Date()) async throws -> [UploadObject] {
+        try await BlockingIO.run { try self.giveUpPending(destination: key, reason: reason, now: now) }
+    }
+
+    public func pruneDeliveryRecords(now: Date = Date()) async throws {
+        try await BlockingIO.run { try self.pruneDeliveryRecords(now: now) }
+    }
+
+    public func sessionDelivery(_ session: Int, owner: String) async throws -> SessionDelivery {
+        try await BlockingIO.run { try self.sessionDelivery(session, owner: owner) }
     }
 
     public func refreshMetrics() async {

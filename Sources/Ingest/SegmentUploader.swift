@@ -27,6 +27,13 @@ public struct UploadSummary: Sendable, Hashable {
     public var unconfirmed: Int = 0
     /// The first of them (at most ``SegmentUploader/lostObjectsNamed``), for the warning.
     public var unconfirmedObjects: [UploadObject] = []
+
+    public init(delivered: Int, retries: Int, failure: String? = nil, complete: Bool) {
+        self.delivered = delivered
+        self.retries = retries
+        self.failure = failure
+        self.complete = complete
+    }
 }
 
 /// How a connection's uploads went lately, for status pages: when an object last reached the ingest, and the latest
@@ -79,6 +86,8 @@ public final class SegmentUploader: Sendable {
         var deliveredLive: Set<UploadObject> = []
         var lastDelivered: [String: UploadObject] = [:]
         var draining = false
+        /// The spool's waiting tracks have their lanes (``registerSpooledTracks()``).
+        var spooledTracksRegistered = false
         var failure: String?
         var delivered = 0
         var retries = 0
@@ -105,6 +114,8 @@ public final class SegmentUploader: Sendable {
         }
     }
 
+    /// Makes the HTTP client (throws when the TLS material does not load); reads nothing: the spool's waiting objects
+    /// are found when ``run()`` starts.
     public init(spool: SegmentSpool, endpoint: UploadEndpoint, policy: UploadPolicy, segmentDuration: Duration,
                 logger: Logger = Logger(label: "pushav.upload")) throws {
         self.spool = spool
@@ -123,7 +134,7 @@ public final class SegmentUploader: Sendable {
         configuration.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         (newTracks, newTracksContinuation) = AsyncStream.makeStream(of: String.self)
-        let dimensions = [("connection", endpoint.connection)]
+        let dimensions = UploadDestination.metricDimensions(ofKey: endpoint.connection)
         retriesCounter = Counter(label: "pushav_upload_retries_total", dimensions: dimensions)
         deliveredCounter = Counter(label: "pushav_upload_delivered_total", dimensions: dimensions)
         failedGauge = Gauge(label: "pushav_upload_connection_failed", dimensions: dimensions)
@@ -131,7 +142,6 @@ public final class SegmentUploader: Sendable {
         unconfirmedCounter = Counter(label: "pushav_upload_objects_unconfirmed_total", dimensions: dimensions)
         spoolReadFailuresCounter = Counter(label: "pushav_spool_read_failures_total", dimensions: dimensions)
         spoolWriteFailuresCounter = Counter(label: "pushav_spool_write_failures_total", dimensions: dimensions)
-        for track in try spool.tracks(connection: endpoint.connection) { registerTrack(track) }
     }
 
     // MARK: - Input
@@ -226,8 +236,8 @@ public final class SegmentUploader: Sendable {
         }
     }
 
-    /// Counts an object that will never be uploaded.
-    private func noteLost(_ object: UploadObject, reason: String) {
+    /// Counts an object that will never be uploaded (logged, in ``UploadSummary/lost``).
+    public func noteLost(_ object: UploadObject, reason: String) {
         shared.withLock { shared in
             shared.lost += 1
             if shared.lostObjects.count < Self.lostObjectsNamed { shared.lostObjects.append(object) }
@@ -240,14 +250,16 @@ public final class SegmentUploader: Sendable {
     /// Makes ``run()`` return once every track has nothing left to send (or has given up). No events may follow:
     /// a segment still open (the recording stopped mid-segment) is abandoned and its streamed request aborted.
     public func finishWhenDrained() {
-        let (wakers, open) = shared.withLock { shared in
+        let (wakers, open, registered) = shared.withLock { shared in
             shared.draining = true
             let open = Array(shared.live.values)
             shared.live.removeAll()
-            return (Array(shared.wakers.values), open)
+            return (Array(shared.wakers.values), open, shared.spooledTracksRegistered)
         }
         for segment in open { segment.abandon() }
-        newTracksContinuation.finish()
+        // The tracks waiting in the spool from before must have their lanes first (``registerSpooledTracks()`` ends
+        // the stream itself once it has registered them).
+        if registered { newTracksContinuation.finish() }
         for waker in wakers { waker.yield() }
     }
 
@@ -274,6 +286,7 @@ public final class SegmentUploader: Sendable {
     /// Shuts the HTTP client down before returning.
     public func run() async -> UploadSummary {
         await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.registerSpooledTracks() }
             for await track in newTracks {
                 group.addTask { await self.runLane(track: track) }
             }
@@ -287,9 +300,35 @@ public final class SegmentUploader: Sendable {
         shared.withLock { $0.unspooledStreaming.removeAll() }
         let complete = !((try? await spool.isBusy(connection: endpoint.connection)) ?? true)
         return shared.withLock {
-            UploadSummary(delivered: $0.delivered, retries: $0.retries, failure: $0.failure, complete: complete,
-                          lost: $0.lost, lostObjects: $0.lostObjects, givenUp: $0.givenUp, givenUpObjects: $0.givenUpObjects,
-                          unconfirmed: $0.unconfirmed, unconfirmedObjects: $0.unconfirmedObjects)
+            var summary = UploadSummary(delivered: $0.delivered, retries: $0.retries, failure: $0.failure, complete: complete)
+            (summary.lost, summary.lostObjects) = ($0.lost, $0.lostObjects)
+            (summary.givenUp, summary.givenUpObjects) = ($0.givenUp, $0.givenUpObjects)
+            (summary.unconfirmed, summary.unconfirmedObjects) = ($0.unconfirmed, $0.unconfirmedObjects)
+            return summary
+        }
+    }
+
+    /// The tracks with objects waiting in the spool from before (a restart, a retired destination) get their lanes;
+    /// a failed read is logged, counted and tried again after a backoff (nothing else would wake those lanes).
+    private func registerSpooledTracks() async {
+        defer {
+            // Registered, or given up (cancelled, or the CLI's retry budget spent): a drain may end the stream now.
+            let draining = shared.withLock { shared in
+                shared.spooledTracksRegistered = true
+                return shared.draining
+            }
+            if draining { newTracksContinuation.finish() }
+        }
+        var machine = UploadStateMachine(policy: policy)
+        var random = SystemRandomNumberGenerator()
+        while !Task.isCancelled {
+            do {
+                for track in try await spool.tracks(connection: endpoint.connection) { registerTrack(track) }
+                return
+            } catch {
+                let decision = machine.decide(afterSpoolFailure: "spool journal failed: \(error)", using: &random)
+                if !(await spoolReadFailed(track: "*", decision: decision, error: error)) { return }
+            }
         }
     }
 

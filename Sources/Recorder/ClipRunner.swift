@@ -11,12 +11,15 @@ import TransportModel
 final class ClipRunner {
     private(set) var machine: ConnectionRecording
     var timeline: ClipTimeline { machine.timeline }
-    /// Its format may change between clips (``RecordingControl/Command/setAudio(connection:_:)``); the rest is fixed.
+    /// Its format may change between clips (``RecordingReconciler/Step/setAudio(_:_:)``); the rest is fixed.
     var policy: ClipPolicy
     /// The transport connection this runner records for, when attached through ``RecordingControl``.
     let connectionID: UInt16?
     /// Detached: it takes no new clips and is removed once its last one is written.
     var detached = false
+    /// What its connection's desired state was when last applied (``RecordingReconciler``); nil outside a
+    /// ``RecordingControl``.
+    var target: RecordingReconciler.Target?
     /// The ActivationReason of the latest ManuallyTriggerTransport, for the Command clip it begins.
     private var manualReason: TriggerActivationReasonEnum?
     private let settings: SessionSettings

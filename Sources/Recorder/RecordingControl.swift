@@ -149,59 +149,134 @@ public struct SessionFormat: Sendable, Hashable {
     }
 }
 
-/// Changes a running recording while it reads: transport connections come and go, are triggered by hand, turned
-/// Inactive and Active, or have their running recording cut by the cluster. The recording applies the commands in
-/// order, between two packets, at the media time it has reached.
-///
-/// The queue holds at most ``capacity`` commands (a controller sends a few a minute; the media thread drains it
-/// at every packet): at the bound ``submit(_:)`` refuses the command and returns false, so the caller can answer
-/// BUSY instead of the command being lost unseen.
-public final class RecordingControl: Sendable {
-    public enum Command: Sendable {
-        /// Starts recording for `connection` with `policy` (which carries its hooks and format). Replaces an
-        /// attached connection of the same ID after ending its running clip.
-        case attach(connection: UInt16, policy: ClipPolicy, active: Bool)
-        /// Ends the connection's running clip now and forgets the connection once its last clip is written.
-        case detach(connection: UInt16)
-        /// ManuallyTriggerTransport: a Command clip (or an augmentation of the running one).
-        case trigger(connection: UInt16, reason: TriggerActivationReasonEnum, timeControl: ClipTimeControl?)
-        case setActive(connection: UInt16, Bool)
-        /// The cluster ended the running recording itself (privacy, Modify): end the clip now, stay attached.
-        case cut(connection: UInt16)
-        /// Whether the connection's next recordings carry audio (a muted microphone: none, from the next one on).
-        case setAudio(connection: UInt16, Bool)
-        /// What made the connection's recordings fail may have gone (privacy off, space freed): a recording backing
-        /// off after a failure is tried at once.
-        case retry(connection: UInt16)
-        /// What session `session` produced could not be kept (the spool refused it: a full disk): the session is
-        /// abandoned like one whose writer failed, and the connection tries again after a back-off.
-        case sessionFailed(connection: UInt16, session: Int, reason: String)
-        /// The camera's zones (Zone Management) changed: motion analysis locates motion in these from now on, without
-        /// starting over (its background is kept).
-        case setZones([MotionZone])
-        /// Zone Management's triggers changed: a removed trigger's zone stops now (if triggered); changed durations
-        /// apply from the zone's next activation.
-        case setZoneTriggers([ZoneTriggers.Trigger])
-        /// The connection's motion filter changed without its options changing (the Zone Management Sensitivity a
-        /// transport without its own sensitivity uses): its running clip goes on, matched by the new filter.
-        case setMotionFilter(connection: UInt16, MotionTriggerFilter)
+/// What one transport connection's recording should be now, as its owner wants it: a level, not a command. The
+/// recording compares it with what it runs and changes only what differs (see ``RecordingReconciler``), so the same
+/// desired state published twice, late, or after a reconnect leads to the same runners.
+public struct DesiredRecording: Sendable {
+    /// Carries the connection's hooks (where its sessions are announced and delivered) and its format.
+    public var policy: ClipPolicy
+    /// Changes when what is recorded changes (its options, its destination): the running recording then ends and
+    /// the connection starts over with ``policy``. Unchanged: the runner goes on.
+    public var generation: Int
+    /// Active and not forbidden by privacy: recordings may begin.
+    public var active: Bool
+    /// Whether its next recordings carry audio (a muted microphone: none, from the next one on).
+    public var includeAudio: Bool
+    /// Which motion samples activate it (a Zone Management Sensitivity write changes it without a new generation).
+    public var motionFilter: MotionTriggerFilter
+    /// Raised when whatever made recordings fail may have gone (a TLS endpoint back, space freed): a connection
+    /// backing off after a failed recording tries again at once.
+    public var retryEpoch: Int
 
-        /// The command's kind and connection, for log lines: never its payload (an attach carries the connection's
-        /// CENC key in its format).
-        public var summary: String {
-            switch self {
-            case .attach(let id, _, let active): "attach(connection: \(id), active: \(active))"
-            case .detach(let id): "detach(connection: \(id))"
-            case .trigger(let id, let reason, _): "trigger(connection: \(id), reason: \(reason))"
-            case .setActive(let id, let active): "setActive(connection: \(id), \(active))"
-            case .cut(let id): "cut(connection: \(id))"
-            case .setAudio(let id, let include): "setAudio(connection: \(id), \(include))"
-            case .retry(let id): "retry(connection: \(id))"
-            case .sessionFailed(let id, let session, _): "sessionFailed(connection: \(id), session: \(session))"
-            case .setZones(let zones): "setZones(\(zones.count) zones)"
-            case .setZoneTriggers(let triggers): "setZoneTriggers(\(triggers.count) triggers)"
-            case .setMotionFilter(let id, _): "setMotionFilter(connection: \(id))"
+    public init(policy: ClipPolicy, generation: Int, active: Bool, includeAudio: Bool, retryEpoch: Int = 0) {
+        self.policy = policy
+        self.generation = generation
+        self.active = active
+        self.includeAudio = includeAudio
+        self.motionFilter = policy.motionFilter
+        self.retryEpoch = retryEpoch
+    }
+
+    /// What the reconciler compares.
+    var target: RecordingReconciler.Target {
+        .init(generation: generation, active: active, includeAudio: includeAudio, motionFilter: motionFilter,
+              retryEpoch: retryEpoch)
+    }
+}
+
+/// Everything a camera's recording follows: its connections, its zones and Zone Management's triggers.
+public struct DesiredRecordings: Sendable {
+    public var connections: [UInt16: DesiredRecording]
+    public var zones: [MotionZone]
+    public var zoneTriggers: [ZoneTriggers.Trigger]
+
+    public init(connections: [UInt16: DesiredRecording] = [:], zones: [MotionZone] = [], zoneTriggers: [ZoneTriggers.Trigger] = []) {
+        self.connections = connections
+        self.zones = zones
+        self.zoneTriggers = zoneTriggers
+    }
+}
+
+/// How a running recording learns what to record while it reads: transport connections come and go, are triggered by
+/// hand, turned Inactive and Active, modified. The recording applies it between two packets, at the media time it has
+/// reached.
+///
+/// Why state and not a queue of commands: a queue has a bound, and a command refused at the bound (or a reorder) was
+/// lost for good — nothing put it right. Here the owner *publishes* the whole desired state (``publish(_:)``); a newer
+/// one replaces an older one not yet applied, and the recording reconciles its runners to the latest. Nothing can be
+/// dropped, and nothing needs ordering. Two inputs are events rather than state, and each has a bound by
+/// construction: a manual trigger (one slot per connection: a second trigger before the first was applied would
+/// only augment it at the same media time, so the two merge) and a session whose output failed (one entry per session
+/// being written; a repeat is the same entry).
+public final class RecordingControl: Sendable {
+    /// A ManuallyTriggerTransport waiting for the next packet.
+    public struct Trigger: Sendable, Hashable {
+        public var reason: TriggerActivationReasonEnum
+        public var timeControl: ClipTimeControl?
+    }
+
+    /// What the recording takes between two packets.
+    struct Update {
+        /// The desired state, when it changed since the last take.
+        var desired: DesiredRecordings?
+        var triggers: [(connection: UInt16, trigger: Trigger)]
+        var failedSessions: [(connection: UInt16, session: Int, reason: String)]
+    }
+
+    private struct Inbox {
+        var desired: DesiredRecordings?
+        var version = 0
+        var taken = 0
+        var triggers: [UInt16: Trigger] = [:]
+        var failedSessions: [SessionKey: String] = [:]
+    }
+
+    private struct SessionKey: Hashable, Comparable {
+        var connection: UInt16
+        var session: Int
+        static func < (a: SessionKey, b: SessionKey) -> Bool { (a.connection, a.session) < (b.connection, b.session) }
+    }
+
+    private let inbox = Mutex(Inbox())
+    private let stats = Mutex(Statistics())
+
+    public init() {}
+
+    /// Replaces the desired state; the recording reconciles to it at its next packet.
+    public func publish(_ desired: DesiredRecordings) {
+        inbox.withLock { inbox in
+            inbox.desired = desired
+            inbox.version += 1
+        }
+    }
+
+    /// ManuallyTriggerTransport for `connection`; merges with one not yet applied (the later reason and time
+    /// control win). Returns true if it merged.
+    @discardableResult
+    public func trigger(connection: UInt16, reason: TriggerActivationReasonEnum, timeControl: ClipTimeControl?) -> Bool {
+        inbox.withLock { $0.triggers.updateValue(Trigger(reason: reason, timeControl: timeControl), forKey: connection) != nil }
+    }
+
+    /// What session `session` of `connection` produced could not be kept (the spool refused it: a full disk): the
+    /// session is abandoned like one whose writer failed, and the connection tries again after a back-off.
+    public func sessionFailed(connection: UInt16, session: Int, reason: String) {
+        inbox.withLock { inbox in
+            let key = SessionKey(connection: connection, session: session)
+            if inbox.failedSessions[key] == nil { inbox.failedSessions[key] = reason }
+        }
+    }
+
+    func take() -> Update {
+        inbox.withLock { inbox in
+            defer {
+                inbox.taken = inbox.version
+                inbox.triggers.removeAll()
+                inbox.failedSessions.removeAll()
             }
+            return Update(
+                desired: inbox.version != inbox.taken ? inbox.desired : nil,
+                triggers: inbox.triggers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+                failedSessions: inbox.failedSessions.sorted { $0.key < $1.key }.map { ($0.key.connection, $0.key.session, $0.value) })
         }
     }
 
@@ -232,30 +307,7 @@ public final class RecordingControl: Sendable {
         }
     }
 
-    public let capacity: Int
-    private let queue = Mutex<[Command]>([])
-    private let stats = Mutex(Statistics())
-
-    public init(capacity: Int = 256) { self.capacity = capacity }
-
-    /// Queues `command`; false (nothing queued) when ``capacity`` commands are already waiting.
-    @discardableResult
-    public func submit(_ command: Command) -> Bool {
-        queue.withLock { queue in
-            guard queue.count < capacity else { return false }
-            queue.append(command)
-            return true
-        }
-    }
-
     public var statistics: Statistics { stats.withLock { $0 } }
-
-    func drain() -> [Command] {
-        queue.withLock { queue in
-            defer { queue.removeAll(keepingCapacity: true) }
-            return queue
-        }
-    }
 
     func record(_ update: (inout Statistics) -> Void) { stats.withLock { update(&$0) } }
 }

@@ -235,54 +235,86 @@ struct RecordingPipeline {
             }
         }
 
-        /// Applies what ``RecordingControl`` queued, at the media time reached (the latest analysed picture).
+        /// Brings the runners to what ``RecordingControl`` holds (see ``RecordingReconciler``), then applies the manual
+        /// triggers and failed sessions waiting, at the media time reached (the latest analysed picture).
+        var appliedZones = options.zones
+        var appliedZoneTriggers = options.zoneTriggers
         func applyControl() throws {
             guard let control = options.control else { return }
-            let commands = control.drain()
-            guard !commands.isEmpty else { return }
+            let update = control.take()
+            guard update.desired != nil || !update.triggers.isEmpty || !update.failedSessions.isEmpty else { return }
             let now = lastFrameTime ?? newest
             func attached(_ id: UInt16) -> ClipRunner? { runners.first { $0.connectionID == id && !$0.detached } }
-            for command in commands {
-                switch command {
-                case .attach(let id, let policy, let active):
-                    if let replaced = attached(id) {
-                        replaced.detached = true
-                        try replaced.setActive(false, at: now, buffer: buffer)
+            func start(_ id: UInt16, _ desired: DesiredRecording) {
+                var policy = desired.policy
+                policy.motionFilter = desired.motionFilter
+                if var format = policy.format {
+                    format.includeAudio = desired.includeAudio
+                    policy.format = format
+                }
+                let runner = ClipRunner(policy: policy, settings: settings, logger: logger, connectionID: id,
+                                        activity: desired.active ? .active : .inactive)
+                runner.target = desired.target
+                runners.append(runner)
+                maxPreRoll = max(maxPreRoll, policy.maxPreRoll)
+                buffer.retention = maxPreRoll + keyframeInterval + keyframeInterval
+            }
+            func leave(_ runner: ClipRunner) throws {
+                runner.detached = true
+                try runner.setActive(false, at: now, buffer: buffer)
+            }
+            if let desired = update.desired {
+                var running: [UInt16: RecordingReconciler.Target] = [:]
+                for runner in runners where !runner.detached {
+                    if let id = runner.connectionID, let target = runner.target { running[id] = target }
+                }
+                for step in RecordingReconciler.steps(desired: desired.connections.mapValues(\.target), running: running) {
+                    switch step {
+                    case .start(let id):
+                        start(id, desired.connections[id]!)
+                    case .replace(let id):
+                        if let replaced = attached(id) { try leave(replaced) }
+                        start(id, desired.connections[id]!)
+                    case .stop(let id):
+                        if let runner = attached(id) { try leave(runner) }
+                    case .setActive(let id, let active):
+                        try attached(id)?.setActive(active, at: now, buffer: buffer)
+                        attached(id)?.target?.active = active
+                    case .setAudio(let id, let include):
+                        guard let runner = attached(id) else { continue }
+                        var format = runner.policy.format ?? options.sessionFormat
+                        format.includeAudio = include
+                        runner.policy.format = format
+                        runner.target?.includeAudio = include
+                    case .setMotionFilter(let id, let filter):
+                        attached(id)?.policy.motionFilter = filter
+                        attached(id)?.target?.motionFilter = filter
+                    case .retry(let id):
+                        try attached(id)?.retry(at: now, buffer: buffer)
+                        attached(id)?.target?.retryEpoch = desired.connections[id]!.retryEpoch
                     }
-                    runners.append(ClipRunner(policy: policy, settings: settings, logger: logger, connectionID: id,
-                                              activity: active ? .active : .inactive))
-                    maxPreRoll = max(maxPreRoll, policy.maxPreRoll)
-                    buffer.retention = maxPreRoll + keyframeInterval + keyframeInterval
-                case .detach(let id):
-                    guard let runner = attached(id) else { continue }
-                    runner.detached = true
-                    try runner.setActive(false, at: now, buffer: buffer)
-                case .trigger(let id, let reason, let timeControl):
-                    try attached(id)?.trigger(at: now, reason: reason, timeControl: timeControl, buffer: buffer)
-                case .setActive(let id, let active):
-                    try attached(id)?.setActive(active, at: now, buffer: buffer)
-                case .setAudio(let id, let include):
-                    guard let runner = attached(id) else { continue }
-                    var format = runner.policy.format ?? options.sessionFormat
-                    format.includeAudio = include
-                    runner.policy.format = format
-                case .cut(let id):
-                    guard let runner = attached(id) else { continue }
-                    try runner.setActive(false, at: now, buffer: buffer)
-                    try runner.setActive(true, at: now, buffer: buffer)
-                case .retry(let id):
-                    try attached(id)?.retry(at: now, buffer: buffer)
-                case .setZones(let zones):
-                    analysis?.replaceZones(zones)
-                case .setMotionFilter(let id, let filter):
-                    attached(id)?.policy.motionFilter = filter
-                case .setZoneTriggers(let triggers):
-                    reportZoneEvents(zoneTriggers.replace(with: triggers))
-                case .sessionFailed(let id, let session, let reason):
-                    // Detached runners too: a session cut by a Modify may still be finishing.
-                    for runner in runners where runner.connectionID == id {
-                        try runner.sessionFailed(session, reason: reason)
-                    }
+                }
+                if desired.zones != appliedZones {
+                    appliedZones = desired.zones
+                    analysis?.replaceZones(desired.zones)
+                }
+                if desired.zoneTriggers != appliedZoneTriggers {
+                    appliedZoneTriggers = desired.zoneTriggers
+                    reportZoneEvents(zoneTriggers.replace(with: desired.zoneTriggers))
+                }
+            }
+            for (id, trigger) in update.triggers {
+                guard let runner = attached(id) else {
+                    logger.warning("manual trigger for a connection this camera does not record; nothing recorded",
+                                   metadata: ["connection": "\(id)"])
+                    continue
+                }
+                try runner.trigger(at: now, reason: trigger.reason, timeControl: trigger.timeControl, buffer: buffer)
+            }
+            for failure in update.failedSessions {
+                // Leaving runners too: a session ended by a Modify may still be finishing.
+                for runner in runners where runner.connectionID == failure.connection {
+                    try runner.sessionFailed(failure.session, reason: failure.reason)
                 }
             }
             for runner in runners { try runner.pump(buffer: buffer, analysisTime: lastFrameTime, inputEnded: false) }

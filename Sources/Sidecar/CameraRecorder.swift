@@ -35,11 +35,8 @@ public final class CameraRecorder: Sendable {
 
     private struct State {
         var control: RecordingControl?
-        var attached: [UInt16: Attachment] = [:]
-        /// The camera's zones as Zone Management holds them (serve.yaml's, and those controllers created).
-        var zones: [MotionZone]
-        /// Zone Management's triggers, with their sensitivity resolved.
-        var zoneTriggers: [ZoneTriggers.Trigger] = []
+        /// What the camera should record (its connections, zones and Zone Management's triggers).
+        var desired: DesiredRecordings
         /// Where ZoneTriggered/ZoneStopped go (the camera's announcer, in order with Begin and End).
         var zoneEvents: (@Sendable (ZoneTriggers.Event) -> Void)?
         var source: CameraStatus.SourceState = .connecting
@@ -93,15 +90,10 @@ public final class CameraRecorder: Sendable {
     static let thumbnailsKept = 40
     static let recentMotionWindow: TimeInterval = 600
 
-    private struct Attachment {
-        var policy: ClipPolicy
-        var active: Bool
-    }
-
     /// `zones`: the camera's zones at start (the cluster's registry: serve.yaml's and those controllers created).
     public init(configuration: CameraConfiguration, output: URL, zones: [MotionZone]? = nil, logger: Logger) {
         self.configuration = configuration
-        state = Mutex(State(zones: zones ?? configuration.zones))
+        state = Mutex(State(desired: DesiredRecordings(zones: zones ?? configuration.zones)))
         self.output = output
         var logger = logger
         logger[metadataKey: "camera"] = "\(configuration.id)"
@@ -118,73 +110,15 @@ public final class CameraRecorder: Sendable {
 
     // MARK: Connections
 
-    /// Starts (or replaces, ending its running clip) the recording of connection `id`.
-    public func attach(_ id: UInt16, policy: ClipPolicy, active: Bool) {
+    /// What the camera should record now: every connection's desired recording, the zones and Zone Management's
+    /// triggers. Replaces the previous state; the running pass reconciles to it at its next packet, and every later
+    /// pass starts from it. Nothing is queued, so nothing can be dropped or reordered.
+    public func setDesired(_ desired: DesiredRecordings) {
         let control = state.withLock { state in
-            state.attached[id] = Attachment(policy: policy, active: active)
+            state.desired = desired
             return state.control
         }
-        submit(.attach(connection: id, policy: policy, active: active), to: control)
-    }
-
-    public func detach(_ id: UInt16) {
-        let control = state.withLock { state in
-            state.attached[id] = nil
-            return state.control
-        }
-        submit(.detach(connection: id), to: control)
-    }
-
-    public func setActive(_ id: UInt16, _ active: Bool) {
-        let control = state.withLock { state in
-            state.attached[id]?.active = active
-            return state.control
-        }
-        submit(.setActive(connection: id, active), to: control)
-    }
-
-    public func setAudio(_ id: UInt16, _ include: Bool) {
-        let control = state.withLock { state in
-            state.attached[id]?.policy.format?.includeAudio = include
-            return state.control
-        }
-        submit(.setAudio(connection: id, include), to: control)
-    }
-
-    /// The camera's zones changed (Zone Management): the running analysis locates motion in these from the next
-    /// picture, and every later pass starts with them.
-    public func setZones(_ zones: [MotionZone]) {
-        let control = state.withLock { state -> RecordingControl? in
-            guard state.zones != zones else { return nil }
-            state.zones = zones
-            return state.control
-        }
-        guard let control else { return }
-        submit(.setZones(zones), to: control)
-    }
-
-    /// The connection's motion filter changed (the Zone Management Sensitivity it falls back on was written): its
-    /// running clip goes on under the new filter.
-    public func setMotionFilter(_ id: UInt16, _ filter: MotionTriggerFilter) {
-        let control = state.withLock { state -> RecordingControl? in
-            guard let attachment = state.attached[id], attachment.policy.motionFilter != filter else { return nil }
-            state.attached[id]?.policy.motionFilter = filter
-            return state.control
-        }
-        guard let control else { return }
-        submit(.setMotionFilter(connection: id, filter), to: control)
-    }
-
-    /// Zone Management's triggers changed (or the Sensitivity they use): the running analysis follows at once, and
-    /// every later pass starts with them.
-    public func setZoneTriggers(_ triggers: [ZoneTriggers.Trigger]) {
-        let control = state.withLock { state -> RecordingControl? in
-            guard state.zoneTriggers != triggers else { return nil }
-            state.zoneTriggers = triggers
-            return state.control
-        }
-        guard let control else { return }
-        submit(.setZoneTriggers(triggers), to: control)
+        control?.publish(desired)
     }
 
     /// Where each zone's ZoneTriggered/ZoneStopped goes (called on the media thread: hand it on at once). Set before
@@ -193,18 +127,9 @@ public final class CameraRecorder: Sendable {
         state.withLock { $0.zoneEvents = sink }
     }
 
-    /// What refused or failed the connection's recordings may have gone: a recording backing off is tried now.
-    public func retry(_ id: UInt16) {
-        submit(.retry(connection: id), to: state.withLock { $0.control })
-    }
-
     /// The spool could not keep what session `session` of connection `id` produced: the recorder abandons it.
     public func sessionFailed(_ id: UInt16, session: Int, reason: String) {
-        submit(.sessionFailed(connection: id, session: session, reason: reason), to: state.withLock { $0.control })
-    }
-
-    public func cut(_ id: UInt16) {
-        submit(.cut(connection: id), to: state.withLock { $0.control })
+        state.withLock { $0.control }?.sessionFailed(connection: id, session: session, reason: reason)
     }
 
     /// ManuallyTriggerTransport. Without a source there are no frames to record: logged and counted.
@@ -216,13 +141,8 @@ public final class CameraRecorder: Sendable {
                            metadata: ["connection": "\(id)"])
             return
         }
-        submit(.trigger(connection: id, reason: reason, timeControl: timeControl), to: control)
-    }
-
-    private func submit(_ command: RecordingControl.Command, to control: RecordingControl?) {
-        guard let control else { return }  // applied from `attached` when the source (re)opens
-        if !control.submit(command) {
-            logger.error("camera command queue full: command dropped", metadata: ["command": "\(command.summary)"])
+        if control.trigger(connection: id, reason: reason, timeControl: timeControl) {
+            logger.info("manual trigger merged with one not yet applied (same media time)", metadata: ["connection": "\(id)"])
         }
     }
 
@@ -306,7 +226,7 @@ public final class CameraRecorder: Sendable {
                 id: configuration.id, source: CredentialRedaction.redact(configuration.source),
                 state: streaming ? .streaming : state.source, lastError: state.lastError.map(CredentialRedaction.redact),
                 framesAnalysed: framesAnalysed,
-                lastMotion: statistics?.lastMotion ?? state.lastMotion, connections: state.attached.count,
+                lastMotion: statistics?.lastMotion ?? state.lastMotion, connections: state.desired.connections.count,
                 recentClips: state.recentClips,
                 recentMotion: (state.motionPeriods + (statistics?.motionPeriods ?? []))
                     .filter { $0.end.timeIntervalSinceNow > -Self.recentMotionWindow },
@@ -339,15 +259,15 @@ public final class CameraRecorder: Sendable {
                 if let previous = state.control { state.keep(previous.statistics) }
                 state.control = control
                 state.source = state.reconnects == 0 ? .connecting : .reconnecting
-                for (id, attachment) in state.attached.sorted(by: { $0.key < $1.key }) {
-                    control.submit(.attach(connection: id, policy: attachment.policy, active: attachment.active))
-                }
+                control.publish(state.desired)
             }
             var options = RecordingOptions(output: output, policies: [])
             options.control = control
             options.alwaysAnalyseMotion = true
             options.paceRealTime = isFile && configuration.live
-            (options.zones, options.zoneTriggers, options.zoneEvents) = state.withLock { ($0.zones, $0.zoneTriggers, $0.zoneEvents) }
+            (options.zones, options.zoneTriggers, options.zoneEvents) = state.withLock {
+                ($0.desired.zones, $0.desired.zoneTriggers, $0.zoneEvents)
+            }
             options.writeClips = false
             options.analyseKeyframesOnly = configuration.analysis == .keyframes
             // Never synchronous: a camera's recording does not wait for its substream (its pictures apply as they come).

@@ -12,8 +12,12 @@ import TransportStore
 
 /// One camera of `pushav serve`, run as a `Service`: its Push AV Stream Transport cluster (`server`, state in
 /// `store`), its ``CameraRecorder``, the ``RecordingAnnouncer`` that carries Begin and End from the media thread to the
-/// cluster, and per attached connection a ``ConnectionUpload``. It follows the cluster's change stream: what a command
-/// changes reaches the recorder and the uploads from there, so the HTTP API and the tests drive the same path.
+/// cluster, and its ``CameraDeliveries`` (a ``DestinationUpload`` per destination).
+///
+/// Reconciliation, not commands: on every change of the cluster (and of the camera's own attributes) it reads the
+/// whole desired state and brings the recorder and the deliveries to it (``reconcile()``): level-triggered and
+/// idempotent, so a change seen late or twice costs nothing and nothing can be dropped or reordered. Only a manual
+/// trigger is an event; it follows the reconcile of the changes before it, so it reaches the recording those made.
 ///
 /// Cameras share nothing but the spool and the TLS registry: a camera whose recorder, store or uploads fail leaves the
 /// others recording.
@@ -26,30 +30,46 @@ final class CameraService: Service, Sendable {
     let attributesFile: URL
     /// Begin and End from the media thread to `server`, in order.
     let announcer: RecordingAnnouncer
+    let deliveries: CameraDeliveries
     private let spool: SegmentSpool
     private let uploadPolicy: UploadPolicy
+    /// The private key a stored destination refers to (the owner-only credential store); nil when it is gone.
+    private let privateKey: @Sendable (String) async -> Data?
     /// Carries `camera` on every line.
     private let logger: Logger
-    /// What each attached connection records with and uploads through.
-    private let attached = Mutex<[UInt16: AttachedConnection]>([:])
-    /// Uploads of connections that were modified or deallocated, finishing what they hold.
-    private let retiring = Mutex<[Task<Void, Never>]>([])
-    /// Connections that record nothing because their TLS endpoint is gone (see ``refuseWithoutTLSEndpoint(_:)``).
-    private let withoutTLSEndpoint = Mutex<Set<UInt16>>([])
+    /// What the camera runs, as the last reconcile left it.
+    private let running = Mutex(Running())
+    /// Reconciles (and the start's resumption of stored destinations) run one at a time.
+    private let reconciling = SerialGate()
     /// `pushav_connections_refused_without_tls_endpoint_total{camera}`.
     private let refusedWithoutTLSEndpoint: Counter
 
-    private struct AttachedConnection: Sendable {
-        let upload: ConnectionUpload
-        /// The options it records with: a Modify that changes nothing of them but ExpiryTime does not re-attach.
-        let options: TransportOptionsStruct
-        /// The TLS endpoint its upload was made with: when the registry's changes, the connection is attached again.
-        let tlsEndpoint: TLSEndpoint
+    /// What the camera runs.
+    private struct Running {
+        /// Each recorded connection: what its recording is made from, and the recording itself.
+        var connections: [UInt16: RunningConnection] = [:]
+        /// Connections refused for want of their TLS endpoint.
+        var withoutTLSEndpoint: Set<UInt16> = []
+        /// The highest cluster version applied: an older state read late is not applied over a newer one.
+        var version: UInt64 = 0
+        /// Raised on every registry change (privacy off, a TLS endpoint back, …): recordings backing off after a
+        /// failure try again at once.
+        var retryEpoch = 0
+        var nextGeneration = 1
+    }
+
+    private struct RunningConnection {
+        var spec: ConnectionReconciler.Spec
+        var generation: Int
+        var policy: ClipPolicy
+        var upload: DestinationUpload
     }
 
     init(configuration: CameraConfiguration, server: PushAVStreamTransportServer, store: TransportStore,
          recorder: CameraRecorder, attributes: CameraAttributes, attributesFile: URL, spool: SegmentSpool,
-         uploadPolicy: UploadPolicy, logger: Logger) {
+         uploadPolicy: UploadPolicy, retiredPatience: Duration, logger: Logger,
+         privateKey: @escaping @Sendable (String) async -> Data? = { _ in nil },
+         destinationForgotten: @escaping @Sendable (String) -> Void = { _ in }) {
         self.configuration = configuration
         self.server = server
         self.store = store
@@ -58,10 +78,13 @@ final class CameraService: Service, Sendable {
         self.attributesFile = attributesFile
         self.spool = spool
         self.uploadPolicy = uploadPolicy
+        self.privateKey = privateKey
         var logger = logger
         logger[metadataKey: "camera"] = "\(configuration.id)"
         self.logger = logger
         announcer = RecordingAnnouncer(server: server, logger: logger)
+        deliveries = CameraDeliveries(spool: spool, retiredPatience: retiredPatience, logger: logger,
+                                      destinationForgotten: destinationForgotten)
         refusedWithoutTLSEndpoint = Counter(label: "pushav_connections_refused_without_tls_endpoint_total",
                                             dimensions: [("camera", configuration.id)])
         recorder.reportZoneEvents { [announcer] event in announcer.send(.zone(event)) }
@@ -69,12 +92,13 @@ final class CameraService: Service, Sendable {
 
     /// Records and uploads until graceful shutdown (or cancellation): then the recorder stops reading and ends its
     /// open recordings at the last frame read (End events, which the announcer delivers before the event streams
-    /// close), the uploads spool what was cut and get `uploadGrace` to deliver it, and the store closes.
+    /// close), the deliveries spool what was cut and get `uploadGrace` to deliver it, and the store closes.
     func run() async throws {
         let changes = await server.changes()
-        recorder.setZoneTriggers(await server.resolvedZoneTriggers)
-        for connection in await server.allConnections() { await attach(connection) }
         await withDiscardingTaskGroup { group in
+            group.addTask { await self.deliveries.run() }
+            await reconcile()
+            await reconciling.run { await self.resumeStoredDestinations() }
             group.addTask { await self.follow(changes) }
             group.addTask {
                 await self.server.runExpiryTimer { error in
@@ -97,164 +121,246 @@ final class CameraService: Service, Sendable {
             logger.notice("recorder stopped; delivering what was cut")
             // The event streams end (the API's subscribers see them close), and with them the change follower.
             await server.finishSubscriptions()
+            await deliveries.shutdown(grace: Self.uploadGrace)
             group.cancelAll()  // the expiry timer
         }
-        await finishUploads(within: Self.uploadGrace)
-        try? store.close()
+        try? await BlockingIO.run { [store] in try store.close() }
     }
 
-    /// How `connection`'s uploads went lately (last delivery, last problem); nil when it is not attached.
+    /// How `connection`'s uploads went lately (last delivery, last problem); nil when it records nothing.
     func uploadActivity(_ connection: UInt16) -> UploadActivity? {
-        attached.withLock { $0[connection]?.upload.uploader.activity }
+        running.withLock { $0.connections[connection]?.upload.uploader.activity }
     }
 
-    /// How long the uploads may go on delivering after the recorder stopped; what is left stays in the spool.
+    /// How long the deliveries may go on after the recorder stopped; what is left stays in the spool.
     static let uploadGrace: Duration = .seconds(3)
 
-    private func finishUploads(within grace: Duration) async {
-        let uploads = attached.withLock { attached in
-            defer { attached.removeAll() }
-            return attached.values.map(\.upload)
-        }
-        await withTaskGroup(of: Void.self) { group in
-            for upload in uploads { group.addTask { _ = await upload.finish(grace: grace) } }
-        }
-        for task in retiring.withLock({ $0 }) { task.cancel() }
-    }
-
+    /// Reconciles after each change; passes each manual trigger on once the changes before it are applied.
     private func follow(_ changes: AsyncStream<TransportChange>) async {
         for await change in changes {
             switch change {
-            case .allocated(let connection):
-                await attach(connection)
-            case .modified(let connection):
-                // A Modify that only renews ExpiryTime (how a controller keeps a transport alive) leaves the running
-                // recording and its upload alone; the cluster did not cut it either.
-                let recorded = attached.withLock { $0[connection.connectionID]?.options }
-                if let recorded, recorded.ignoringExpiry == connection.transportOptions.ignoringExpiry { continue }
-                await attach(connection)
-            case .statusChanged(let id, let status):
-                recorder.setActive(id, status == .active)
-            case .deallocated(let id, let reason):
-                withoutTLSEndpoint.withLock { _ = $0.remove(id) }
-                recorder.detach(id)
-                if let connection = attached.withLock({ $0.removeValue(forKey: id) }) {
-                    retire(connection.upload, reason: "\(reason)")
-                }
             case .manuallyTriggered(let trigger):
                 recorder.trigger(trigger.connectionID, reason: trigger.activationReason,
                                  timeControl: ClipTimeControl(trigger.timeControl))
-            case .recordingCut(let id, _, let reason):
-                switch reason {
-                case .privacy:
-                    recorder.cut(id)  // stays attached and Active; the cluster refuses new recordings while private
-                default:
-                    // Deallocate, expiry, fabric removal, Modify and Inactive: the connection stops recording here;
-                    // the change that follows (detach, a new attachment, the status) says what comes next. Cutting
-                    // and re-activating would let a Continuous timeline begin again and be refused.
-                    recorder.setActive(id, false)
-                }
             case .registriesChanged:
-                // A zone created, changed or removed (Zone Management): the analysis follows at once.
-                let registries = await server.currentRegistries
-                let connections = await server.allConnections()
-                recorder.setZones(registries.sortedZones)
-                // A trigger set or removed, the Sensitivity attribute written: zone events follow at once.
-                recorder.setZoneTriggers(await server.resolvedZoneTriggers)
-                followZoneSensitivity(registries, connections)
-                await followTLSEndpoints(registries, connections)
-                // Privacy turned off, a TLS endpoint replaced, …: recordings backing off after a refusal try again now.
-                for connection in connections { recorder.retry(connection.connectionID) }
+                running.withLock { $0.retryEpoch += 1 }
+                await reconcile()
+            case .allocated, .modified, .statusChanged, .deallocated:
+                await reconcile()
             }
         }
     }
 
-    /// The Zone Management Sensitivity may have changed: every attached Motion transport that falls back on it
-    /// matches motion with the new value from now on (its running clip goes on).
-    private func followZoneSensitivity(_ registries: TransportRegistries, _ connections: [StoredConnection]) {
-        for connection in connections where connection.transportOptions.triggerOptions.triggerType == .motion {
-            recorder.setMotionFilter(connection.connectionID, MotionTriggerFilter(
-                triggers: connection.transportOptions.triggerOptions, zones: registries.sortedZones,
-                zoneManagementSensitivity: registries.zoneSensitivity))
-        }
+    /// Brings the recorder and the deliveries to the cluster's desired state and the camera's attributes (see
+    /// ``ConnectionReconciler`` and `RecordingReconciler`). Safe to call at any time, from any task: reconciles run
+    /// one at a time. A new destination is in the spool before the recorder can write for it, and a retired one is
+    /// marked retired after the recorder stopped writing for it.
+    func reconcile() async {
+        await reconciling.run { await self.reconcileNow() }
     }
 
-    /// A TLS endpoint was added, replaced or removed: a connection whose endpoint changed is attached again with the
-    /// new one (its running recording ends, as after a Modify); one whose endpoint is gone is refused; one refused
-    /// before whose endpoint is back records again.
-    private func followTLSEndpoints(_ registries: TransportRegistries, _ connections: [StoredConnection]) async {
-        for connection in connections {
+    private func reconcileNow() async {
+        let state = await server.desiredState()
+        let muted = attributes.withLock { $0.recordingMicrophoneMuted }
+        let registries = state.registries
+        var wanted: [UInt16: ConnectionReconciler.Wanted] = [:]
+        var destinations: [UInt16: (UploadDestination, ClientTLSMaterial)] = [:]
+        for connection in state.connections {
             let id = connection.connectionID
-            let current = registries.tlsEndpoint(for: connection)
-            let (used, refused) = (attached.withLock { $0[id]?.tlsEndpoint }, withoutTLSEndpoint.withLock { $0.contains(id) })
-            if refused ? current != nil : used != current { await attach(connection) }
+            guard let endpoint = registries.tlsEndpoint(for: connection) else {
+                wanted[id] = .init(spec: nil)
+                continue
+            }
+            let destination = Self.destination(of: connection, camera: configuration.id, endpoint: endpoint)
+            destinations[id] = destination
+            wanted[id] = .init(spec: .init(options: connection.transportOptions, destination: destination.0.key))
+        }
+        let connections = Dictionary(uniqueKeysWithValues: state.connections.map { ($0.connectionID, $0) })
+        // One step under the lock: what runs, what is desired, what the recorder is told.
+        let (desired, registered, retired, refused, restored) = running.withLock { running
+            -> (DesiredRecordings?, [UploadDestination], [String], [StoredConnection], [UInt16]) in
+            guard state.version >= running.version else { return (nil, [], [], [], []) }
+            running.version = state.version
+            var registered: [UploadDestination] = []
+            var retired: [String] = []
+            var refused: [StoredConnection] = []
+            var restored: [UInt16] = []
+            for action in ConnectionReconciler.actions(wanted: wanted, running: running.connections.mapValues(\.spec)) {
+                switch action {
+                case .record(let id):
+                    let connection = connections[id]!
+                    let (destination, tls) = destinations[id]!
+                    do {
+                        let upload = try deliveries.delivery(for: destination) { try makeUpload(destination, tls: tls, connection: connection) }
+                        guard let upload else { continue }  // shutting down
+                        let policy = try self.policy(connection, upload: upload, zones: registries.sortedZones,
+                                                     zoneSensitivity: registries.zoneSensitivity)
+                        running.connections[id] = RunningConnection(spec: wanted[id]!.spec!, generation: running.nextGeneration,
+                                                                    policy: policy, upload: upload)
+                        running.nextGeneration += 1
+                        registered.append(destination)
+                        if running.withoutTLSEndpoint.remove(id) != nil { restored.append(id) }
+                        logger.info("connection recording", metadata: [
+                            "connection": "\(id)", "url": "\(CredentialRedaction.redact(connection.transportOptions.url))",
+                            "destination": "\(destination.key)",
+                            "trigger": "\(connection.transportOptions.triggerOptions.triggerType)",
+                            "status": "\(connection.transportStatus)",
+                        ])
+                    } catch {
+                        // Allocation validated these options; what is left is the recorder's own refusal (e.g. CENC).
+                        logger.error("connection cannot be recorded", metadata: ["connection": "\(id)", "error": "\(error)"])
+                        running.connections[id] = nil
+                    }
+                case .keep:
+                    break
+                case .stop(let id):
+                    running.connections[id] = nil
+                case .refuse(let id):
+                    if running.withoutTLSEndpoint.insert(id).inserted { refused.append(connections[id]!) }
+                case .retire(let key):
+                    retired.append(key)
+                }
+            }
+            running.withoutTLSEndpoint.formIntersection(connections.keys)
+            var recordings: [UInt16: DesiredRecording] = [:]
+            for (id, recording) in running.connections {
+                let connection = connections[id]!
+                let options = connection.transportOptions
+                var desired = DesiredRecording(
+                    policy: recording.policy, generation: recording.generation,
+                    active: connection.transportStatus == .active && !registries.privacyModes.forbids(options.streamUsage),
+                    includeAudio: options.audioStreamID?.value != nil && !muted, retryEpoch: running.retryEpoch)
+                if options.triggerOptions.triggerType == .motion {
+                    // A transport without a sensitivity of its own follows the Zone Management Sensitivity at once.
+                    desired.motionFilter = MotionTriggerFilter(triggers: options.triggerOptions, zones: registries.sortedZones,
+                                                               zoneManagementSensitivity: registries.zoneSensitivity)
+                }
+                recordings[id] = desired
+            }
+            return (DesiredRecordings(connections: recordings, zones: registries.sortedZones, zoneTriggers: state.zoneTriggers),
+                    registered, retired, refused, restored)
+        }
+        guard let desired else { return }
+        for destination in registered {
+            do {
+                try await spool.register(destination)
+            } catch {
+                // Its objects are still spooled and delivered by this process; a restart would not know where they go
+                // (reported then as unreachable, never sent elsewhere).
+                logger.error("could not record a destination in the spool", metadata: [
+                    "destination": "\(destination.key)", "error": "\(error)",
+                ])
+            }
+        }
+        recorder.setDesired(desired)
+        for key in retired { await retire(key) }
+        for connection in refused { noteRefusedWithoutTLSEndpoint(connection) }
+        for id in restored {
+            logger.notice("connection's TLS endpoint is back; recording again", metadata: ["connection": "\(id)"])
         }
     }
 
-    /// The connection's TLS endpoint is gone (removed under it, or lost from the store): uploading anyway would send
-    /// the recordings with the system's trust roots and no client certificate, to a server nobody authorised. It
-    /// records nothing until the endpoint is back (logged, counted, and listed in `GET /v1/cameras` as
-    /// `connectionsWithoutTLSEndpoint`); what it spooled before stays with its earlier upload.
-    private func refuseWithoutTLSEndpoint(_ connection: StoredConnection) {
-        let id = connection.connectionID
-        recorder.detach(id)
-        if let previous = attached.withLock({ $0.removeValue(forKey: id) }) { retire(previous.upload, reason: "TLS endpoint gone") }
-        let isNew = withoutTLSEndpoint.withLock { $0.insert(id).inserted }
-        guard isNew else { return }
+    /// Where `connection`'s recordings go now: its URL, its fabric and its TLS endpoint's material.
+    static func destination(of connection: StoredConnection, camera: String, endpoint: TLSEndpoint)
+        -> (UploadDestination, ClientTLSMaterial)
+    {
+        let tls = ClientTLSMaterial(endpoint)
+        let destination = UploadDestination(
+            owner: SidecarEngine.spoolOwner(camera: camera, connection: connection.connectionID),
+            url: connection.transportOptions.url, fabric: connection.fabricIndex, trustedCertificates: tls.trustedCertificates,
+            certificateChain: tls.certificateChain,
+            privateKeyReference: endpoint.privateKey.isEmpty ? nil : TLSCredentialStore.reference(of: endpoint.privateKey))
+        return (destination, tls)
+    }
+
+    /// The destination is no longer any connection's: it finishes what it holds at its own URL (marked in the spool,
+    /// so a restart goes on with it).
+    private func retire(_ key: String) async {
+        do {
+            try await spool.retire(destination: key)
+        } catch {
+            logger.error("could not mark a destination retired in the spool; it is retired in memory", metadata: [
+                "destination": "\(key)", "error": "\(error)",
+            ])
+        }
+        deliveries.retire(key)
+        logger.info("destination retired: it delivers what it holds, then ends", metadata: ["destination": "\(key)"])
+    }
+
+    /// At start: destinations of this camera that the spool still holds objects for and no connection records for
+    /// now (modified, deallocated, replaced TLS endpoint before the last stop) deliver them, retired, with the URL and
+    /// certificates they were recorded for.
+    private func resumeStoredDestinations() async {
+        let stored: [StoredDestination]
+        do {
+            stored = try await spool.storedDestinations()
+        } catch {
+            logger.error("cannot read the spool's destinations; objects of earlier destinations wait for the next start",
+                         metadata: ["error": "\(error)"])
+            return
+        }
+        let prefix = configuration.id + "/"
+        let current = deliveries.runningKeys
+        for entry in stored where entry.destination.owner.hasPrefix(prefix) && !current.contains(entry.destination.key) {
+            let destination = entry.destination
+            guard entry.pending > 0 else {
+                try? await spool.retire(destination: destination.key)
+                try? await spool.forgetDestinationIfDone(destination.key)
+                continue
+            }
+            var key: Data?
+            if let reference = destination.privateKeyReference { key = await privateKey(reference) }
+            if destination.privateKeyReference != nil && key == nil {
+                logger.error("a stored destination's private key is gone; its objects cannot be delivered and stay in the spool", metadata: [
+                    "destination": "\(destination.key)", "objects": "\(entry.pending)",
+                ])
+                continue
+            }
+            let endpoint = destination.endpoint(privateKey: Array(key ?? Data()))
+            do {
+                _ = try deliveries.delivery(for: destination) {
+                    DestinationUpload(uploader: try SegmentUploader(
+                        spool: spool, endpoint: endpoint, policy: uploadPolicy, segmentDuration: .seconds(4),
+                        logger: logger))
+                }
+                try? await spool.retire(destination: destination.key)
+                deliveries.retire(destination.key, retiredAt: entry.retiredAt ?? Date())
+                logger.notice("delivering what an earlier destination still holds", metadata: [
+                    "destination": "\(destination.key)", "url": "\(CredentialRedaction.redact(destination.url))",
+                    "objects": "\(entry.pending)",
+                ])
+            } catch {
+                logger.error("a stored destination's TLS material does not load; its objects stay in the spool", metadata: [
+                    "destination": "\(destination.key)", "error": "\(error)",
+                ])
+            }
+        }
+    }
+
+    /// The connection's TLS endpoint is gone (removed under it, or lost from the store): it records nothing until
+    /// the endpoint is back (logged, counted, and listed in `GET /v1/cameras` as `connectionsWithoutTLSEndpoint`);
+    /// what it spooled before stays with its destination.
+    private func noteRefusedWithoutTLSEndpoint(_ connection: StoredConnection) {
         refusedWithoutTLSEndpoint.increment()
         logger.error("connection refused: its TLS endpoint is gone, so nothing is recorded or uploaded until it is provisioned again", metadata: [
-            "connection": "\(id)", "tlsEndpointID": "\(connection.transportOptions.tlsEndpointID)",
+            "connection": "\(connection.connectionID)", "tlsEndpointID": "\(connection.transportOptions.tlsEndpointID)",
             "fabric": "\(connection.fabricIndex)",
         ])
     }
 
     /// Connections refused for want of their TLS endpoint, in ID order.
-    var connectionsWithoutTLSEndpoint: [UInt16] { withoutTLSEndpoint.withLock { $0.sorted() } }
+    var connectionsWithoutTLSEndpoint: [UInt16] { running.withLock { $0.withoutTLSEndpoint.sorted() } }
 
-    /// Records `connection` from its camera's pipeline and uploads to its URL (replacing an earlier attachment).
-    private func attach(_ connection: StoredConnection) async {
-        let id = connection.connectionID
-        guard let endpoint = await server.tlsEndpoint(forConnection: id) else {
-            refuseWithoutTLSEndpoint(connection)
-            return
-        }
-        if withoutTLSEndpoint.withLock({ $0.remove(id) }) != nil {
-            logger.notice("connection's TLS endpoint is back; recording again", metadata: ["connection": "\(id)"])
-        }
-        let tls = ClientTLSMaterial(endpoint)
-        do {
-            let upload = try makeUpload(connection, tls: tls)
-            let attachment = AttachedConnection(upload: upload, options: connection.transportOptions, tlsEndpoint: endpoint)
-            if let previous = attached.withLock({ $0.updateValue(attachment, forKey: id) }) {
-                retire(previous.upload, reason: "modified")
-            }
-            let muted = attributes.withLock { $0.recordingMicrophoneMuted }
-            let registries = await server.currentRegistries
-            let policy = try self.policy(connection, upload: upload, zones: registries.sortedZones,
-                                         zoneSensitivity: registries.zoneSensitivity, includeAudio: !muted)
-            recorder.attach(id, policy: policy, active: connection.transportStatus == .active)
-            logger.info("connection recording", metadata: [
-                "connection": "\(id)", "url": "\(connection.transportOptions.url)",
-                "trigger": "\(connection.transportOptions.triggerOptions.triggerType)",
-                "status": "\(connection.transportStatus)",
-            ])
-        } catch {
-            // Allocation validated these options; what is left is the recorder's own refusal (e.g. CENC).
-            logger.error("connection cannot be recorded", metadata: ["connection": "\(id)", "error": "\(error)"])
-        }
-    }
-
-    private func makeUpload(_ connection: StoredConnection, tls: ClientTLSMaterial) throws -> ConnectionUpload {
+    private func makeUpload(_ destination: UploadDestination, tls: ClientTLSMaterial, connection: StoredConnection) throws
+        -> DestinationUpload
+    {
         let options = connection.transportOptions
-        let url = options.url.hasSuffix("/") ? options.url : options.url + "/"
         let segment = Duration.milliseconds(Int64(options.containerOptions.cmafContainerOptions?.segmentDuration ?? 4000))
-        let policy = uploadPolicy
-        let endpoint = UploadEndpoint(url: url, connection: SidecarEngine.spoolKey(camera: configuration.id, connection: connection.connectionID),
-                                      tls: tls)
+        let endpoint = UploadEndpoint(url: destination.url, connection: destination.key, tls: tls)
         let recorder = self.recorder
         let connectionID = connection.connectionID
-        return ConnectionUpload(uploader: try SegmentUploader(
-            spool: spool, endpoint: endpoint, policy: policy, segmentDuration: segment,
+        return DestinationUpload(uploader: try SegmentUploader(
+            spool: spool, endpoint: endpoint, policy: uploadPolicy, segmentDuration: segment,
             logger: connectionLogger(connectionID)),
             spoolFailed: { session, error in recorder.sessionFailed(connectionID, session: session, reason: "\(error)") })
     }
@@ -266,8 +372,9 @@ final class CameraService: Service, Sendable {
         return logger
     }
 
-    private func policy(_ connection: StoredConnection, upload: ConnectionUpload, zones: [MotionZone], zoneSensitivity: UInt8,
-                        includeAudio: Bool) throws -> ClipPolicy {
+    private func policy(_ connection: StoredConnection, upload: DestinationUpload, zones: [MotionZone], zoneSensitivity: UInt8)
+        throws -> ClipPolicy
+    {
         let id = connection.connectionID
         let output = recorder.output.appendingPathComponent("connection-\(id)")
         let options = try RecordingOptions(transport: connection.transportOptions, zones: zones,
@@ -275,7 +382,7 @@ final class CameraService: Service, Sendable {
         var policy = options.policies[0]
         let hasAudio = connection.transportOptions.audioStreamID?.value != nil
         var format = options.sessionFormat
-        format.includeAudio = includeAudio && hasAudio
+        format.includeAudio = hasAudio
         // An MP4 of each event clip for the status page (the newest 20 per camera are kept); a Continuous session can
         // last for days, so it gets none, and an encrypted transport none either (the clip would be clear).
         format.writeClips = connection.transportOptions.triggerOptions.triggerType != .continuous && format.encryption == nil
@@ -327,21 +434,5 @@ final class CameraService: Service, Sendable {
             },
             events: { event in upload.handle(event) })
         return policy
-    }
-
-    /// A modified or deallocated connection's pending objects are still delivered (a detached delivery, with the URL
-    /// and certificates they were recorded for): its uploader runs until the spool holds nothing of it (or its retry
-    /// budget gives up), then stops.
-    private func retire(_ upload: ConnectionUpload, reason: String) {
-        let logger = self.logger
-        let task = Task {
-            let summary = await upload.finish()
-            logger.info("connection upload finished", metadata: [
-                "connection": "\(upload.uploader.endpoint.connection)", "reason": "\(reason)",
-                "delivered": "\(summary.delivered)", "complete": "\(summary.complete)", "givenUp": "\(summary.givenUp)",
-                "unconfirmed": "\(summary.unconfirmed)",
-            ])
-        }
-        retiring.withLock { $0.append(task) }
     }
 }

@@ -23,11 +23,15 @@ public struct ServeConfiguration: Sendable, Hashable {
     /// The SQLite store (connections, registries, session numbers, TLS material) and the spool live here.
     public var state: String
     public var spoolCapacityMiB: Int
+    /// How long a retired destination (its connection modified to another ingest, deallocated, or its TLS endpoint
+    /// replaced) keeps trying to deliver what it holds before that is given up (logged, counted). Default an hour.
+    public var retiredDeliveryPatienceSeconds: Int
     public var cameras: [CameraConfiguration]
 
     public init(listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), tokenFile: String? = nil,
                 tls: APITLSFiles? = nil, allowedOrigins: [String] = [], state: String, spoolCapacityMiB: Int = 1024,
-                cameras: [CameraConfiguration]) {
+                retiredDeliveryPatienceSeconds: Int = 3600, cameras: [CameraConfiguration]) {
+        self.retiredDeliveryPatienceSeconds = retiredDeliveryPatienceSeconds
         self.allowedOrigins = allowedOrigins
         self.listen = listen
         self.tokenFile = tokenFile
@@ -47,6 +51,7 @@ public struct ServeConfiguration: Sendable, Hashable {
         }
         guard let root else { throw ConfigurationError(key: "", message: "the document is empty") }
         let top = try ConfigurationMapping(root, path: "", known: ["listen", "tokenFile", "tls", "allowedOrigins", "state", "spoolCapacityMiB",
+                                                                       "retiredDeliveryPatienceSeconds",
                                                                        "cameras"])
         listen = try top.optional("listen") { node, path throws(ConfigurationError) in try ListenAddress(node.text(path), key: path) }
             ?? ListenAddress(host: "127.0.0.1", port: 8080)
@@ -67,6 +72,9 @@ public struct ServeConfiguration: Sendable, Hashable {
         spoolCapacityMiB = try top.optional("spoolCapacityMiB") { node, path throws(ConfigurationError) in
             try node.integer(path, in: 1...1_048_576)
         } ?? 1024
+        retiredDeliveryPatienceSeconds = try top.optional("retiredDeliveryPatienceSeconds") { node, path throws(ConfigurationError) in
+            try node.integer(path, in: 1...604_800)
+        } ?? 3600
         cameras = try top.required("cameras") { node, path throws(ConfigurationError) in
             try node.list(path) { item, itemPath throws(ConfigurationError) in try CameraConfiguration(item, path: itemPath) }
         }

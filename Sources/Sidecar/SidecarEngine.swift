@@ -22,6 +22,8 @@ public final class SidecarEngine: SidecarControl, Service {
     /// start): they have no URL or certificates left to go to, so they stay in the spool and are reported.
     public let unreachableSpool: [String: Int]
     private let cameras: [CameraService]
+    /// Drops private keys nothing refers to any more.
+    private let keyPruning: EndpointKeyPruning
     let logger: Logger
     /// Opens (or creates) the state under `configuration.state`: one SQLite store per camera, the spool, the
     /// camera attributes. Registers each camera's allocated streams and zones from the configuration.
@@ -38,6 +40,8 @@ public final class SidecarEngine: SidecarControl, Service {
         spool = try SegmentSpool(directory: state.appendingPathComponent("spool"),
                                  capacity: configuration.spoolCapacityMiB << 20, logger: logger)
         var cameras: [CameraService] = []
+        let keyPruning = EndpointKeyPruning(credentials: credentials, spool: spool)
+        self.keyPruning = keyPruning
         for camera in configuration.cameras {
             let store: TransportStore
             do {
@@ -69,40 +73,73 @@ public final class SidecarEngine: SidecarControl, Service {
             let recorder = CameraRecorder(configuration: camera,
                                           output: state.appendingPathComponent("recording").appendingPathComponent(camera.id),
                                           zones: await server.currentRegistries.sortedZones, logger: logger)
-            cameras.append(CameraService(configuration: camera, server: server, store: store, recorder: recorder,
-                                         attributes: attributes, attributesFile: attributesFile, spool: spool,
-                                         uploadPolicy: uploadPolicy, logger: logger))
+            let credentials = self.credentials
+            cameras.append(CameraService(
+                configuration: camera, server: server, store: store, recorder: recorder, attributes: attributes,
+                attributesFile: attributesFile, spool: spool, uploadPolicy: uploadPolicy,
+                retiredPatience: .seconds(configuration.retiredDeliveryPatienceSeconds), logger: logger,
+                privateKey: { reference in try? await offPool { try credentials.key(for: reference) } ?? nil },
+                destinationForgotten: { [keyPruning, logger] _ in
+                    Task {
+                        do { try await keyPruning.prune() } catch {
+                            logger.warning("a forgotten destination's key could not be pruned yet", metadata: ["error": "\(error)"])
+                        }
+                    }
+                }))
+            keyPruning.add(server)
         }
         self.cameras = cameras
-        unreachableSpool = await Self.unreachableSpool(spool: spool, cameras: cameras, logger: logger)
+        unreachableSpool = await Self.adoptSpool(spool: spool, cameras: cameras, logger: logger)
         try await pruneEndpointKeys()
         // No BUSY from this sidecar (README "BUSY and give-ups"): what a connection recorded before a Modify,
         // Deallocate or Inactive is handed to a detached delivery, so the cluster's uploads-pending query keeps its
         // default (nothing pending) and a controller is never locked out.
     }
 
-    /// A connection deallocated (or whose camera left the configuration) while its objects waited in the spool, and the
-    /// process stopped before they were delivered: nothing can upload them now. Never silent: an error per connection
-    /// at start, `pushav_spool_unreachable_objects{connection}`, and ``unreachableSpool``.
-    private static func unreachableSpool(spool: SegmentSpool, cameras: [CameraService], logger: Logger) async -> [String: Int] {
-        var known = Set<String>()
-        for camera in cameras {
-            for connection in await camera.server.allConnections() {
-                known.insert(spoolKey(camera: camera.configuration.id, connection: connection.connectionID))
-            }
-        }
+    /// What the spool holds that has no destination: labels written before destinations existed (`camera/connection`).
+    /// One of a connection that still exists is adopted — recorded as a retired destination with that connection's
+    /// current URL and certificates, which is where the version that wrote it would have sent it. Any other (its
+    /// connection deallocated, its camera gone from the configuration) has nowhere it may go: it stays in the spool and
+    /// is reported, never silently: an error per label at start, `pushav_spool_unreachable_objects{connection}`, and
+    /// ``unreachableSpool``.
+    private static func adoptSpool(spool: SegmentSpool, cameras: [CameraService], logger: Logger) async -> [String: Int] {
         let pending: [String: Int]
+        let described: Set<String>
         do {
             pending = try await spool.pendingObjects()
+            described = Set(try await spool.storedDestinations().map(\.destination.key))
         } catch {
             logger.error("cannot read the spool's pending objects", metadata: ["error": "\(error)"])
             return [:]
         }
-        let unreachable = pending.filter { !known.contains($0.key) }
-        for (connection, objects) in unreachable.sorted(by: { $0.key < $1.key }) {
+        var unreachable: [String: Int] = [:]
+        for (label, objects) in pending.sorted(by: { $0.key < $1.key }) where !described.contains(label) {
+            var adopted = false
+            for camera in cameras {
+                let state = await camera.server.desiredState()
+                guard let connection = state.connections.first(where: {
+                    spoolOwner(camera: camera.configuration.id, connection: $0.connectionID) == label
+                }), let endpoint = state.registries.tlsEndpoint(for: connection) else { continue }
+                let (current, _) = CameraService.destination(of: connection, camera: camera.configuration.id, endpoint: endpoint)
+                let legacy = UploadDestination(
+                    owner: current.owner, url: current.url, fabric: current.fabric, trustedCertificates: current.trustedCertificates,
+                    certificateChain: current.certificateChain, privateKeyReference: current.privateKeyReference, key: label)
+                do {
+                    try await spool.register(legacy)
+                    try await spool.retire(destination: label)
+                    adopted = true
+                    logger.notice("spooled objects from before destinations go to their connection's current URL", metadata: [
+                        "connection": "\(label)", "objects": "\(objects)",
+                    ])
+                } catch {
+                    logger.error("cannot adopt spooled objects", metadata: ["connection": "\(label)", "error": "\(error)"])
+                }
+            }
+            guard !adopted else { continue }
+            unreachable[label] = objects
             logger.error("spooled objects of a connection that no longer exists cannot be uploaded; they stay in the spool",
-                         metadata: ["connection": "\(connection)", "objects": "\(objects)", "spool": "\(spool.directory.path)"])
-            Gauge(label: "pushav_spool_unreachable_objects", dimensions: [("connection", connection)]).record(objects)
+                         metadata: ["connection": "\(label)", "objects": "\(objects)", "spool": "\(spool.directory.path)"])
+            Gauge(label: "pushav_spool_unreachable_objects", dimensions: [("connection", label)]).record(objects)
         }
         return unreachable
     }
@@ -161,26 +198,19 @@ public final class SidecarEngine: SidecarControl, Service {
     /// Whether recording `session` of `connection` on `camera` has ended and all of it reached the ingest (for the
     /// demo and tests; a controller learns the same from the End event and BUSY).
     public func isDelivered(camera: String, connection: UInt16, session: Int) -> Bool {
-        (try? spool.isSessionDelivered(session, connection: Self.spoolKey(camera: camera, connection: connection))) ?? false
+        (try? spool.sessionDelivery(session, owner: Self.spoolOwner(camera: camera, connection: connection))) == .delivered
     }
 
-    /// A connection's name in the spool (and in upload logs).
-    static func spoolKey(camera: String, connection: UInt16) -> String { "\(camera)/\(connection)" }
+    /// What a connection's destinations are owned by in the spool (their labels are `owner@digest`).
+    static func spoolOwner(camera: String, connection: UInt16) -> String { "\(camera)/\(connection)" }
 
     // MARK: - SidecarControl
 
     public var cameraIDs: [String] { cameras.map(\.configuration.id) }
 
-    /// Drops the keys no camera's TLS endpoint refers to any more from the credential store.
+    /// Drops the keys neither a camera's TLS endpoint nor a destination in the spool refers to any more.
     private func pruneEndpointKeys() async throws {
-        var kept = Set<String>()
-        for camera in cameras {
-            for endpoint in await camera.server.currentRegistries.tlsEndpoints.values {
-                kept.insert(TLSCredentialStore.reference(of: endpoint.privateKey))
-            }
-        }
-        let credentials = self.credentials
-        try await offPool { [kept] in try credentials.pruneEndpointKeys(keeping: kept) }
+        try await keyPruning.prune()
     }
 
     private func camera(_ id: String) -> CameraService? { cameras.first { $0.configuration.id == id } }
@@ -189,21 +219,21 @@ public final class SidecarEngine: SidecarControl, Service {
 
     public func cameraStatuses() async -> [CameraStatus] {
         var statuses: [CameraStatus] = []
-        let queues = (try? await spool.connectionQueueStates()) ?? [:]
+        let queues = Self.byOwner((try? await spool.connectionQueueStates()) ?? [:])
         for camera in cameras {
             var status = camera.recorder.status
             status.connectionsWithoutTLSEndpoint = camera.connectionsWithoutTLSEndpoint
             for index in status.recentClips.indices {
                 let clip = status.recentClips[index]
-                let key = Self.spoolKey(camera: camera.configuration.id, connection: clip.connectionID)
-                guard let delivery = try? await spool.sessionDelivery(Int(clip.cmafSessionNumber), connection: key) else { continue }
+                let owner = Self.spoolOwner(camera: camera.configuration.id, connection: clip.connectionID)
+                guard let delivery = try? await spool.sessionDelivery(Int(clip.cmafSessionNumber), owner: owner) else { continue }
                 status.recentClips[index].delivered = delivery == .delivered
                 if case .givenUp = delivery { status.recentClips[index].givenUp = true }
             }
             status.attributes = await attributes(camera: camera.configuration.id)
             status.transports = await camera.server.allConnections().map { connection in
                 Self.connectionStatus(connection, camera: camera,
-                                      queue: queues[Self.spoolKey(camera: camera.configuration.id, connection: connection.connectionID)])
+                                      queue: queues[Self.spoolOwner(camera: camera.configuration.id, connection: connection.connectionID)])
             }
             for index in status.transports.indices {
                 status.transports[index].sessionNumber = await camera.server.lastSessionNumber(
@@ -212,6 +242,20 @@ public final class SidecarEngine: SidecarControl, Service {
             statuses.append(status)
         }
         return statuses
+    }
+
+    /// Each owner's queue over all its destinations (a connection modified while its ingest was down has objects
+    /// waiting under more than one): the deepest together, the oldest of them.
+    static func byOwner(_ queues: [String: ConnectionQueue]) -> [String: ConnectionQueue] {
+        var owners: [String: ConnectionQueue] = [:]
+        for (label, queue) in queues {
+            let owner = UploadDestination.owner(ofKey: label)
+            var total = owners[owner] ?? ConnectionQueue(depth: 0, oldestWaiting: nil)
+            total.depth += queue.depth
+            total.oldestWaiting = [total.oldestWaiting, queue.oldestWaiting].compactMap { $0 }.min()
+            owners[owner] = total
+        }
+        return owners
     }
 
     /// What the status page shows of one connection: its options without URL credentials or path, its recording,
@@ -290,10 +334,7 @@ public final class SidecarEngine: SidecarControl, Service {
                 throw .im(.failure, "cannot persist the attributes of camera \(id): \(error)")
             }
             camera.attributes.withLock { $0.recordingMicrophoneMuted = updated.recordingMicrophoneMuted }
-            for connection in await camera.server.allConnections() {
-                let hasAudio = connection.transportOptions.audioStreamID?.value != nil
-                camera.recorder.setAudio(connection.connectionID, hasAudio && !updated.recordingMicrophoneMuted)
-            }
+            await camera.reconcile()
         }
         return updated
     }
@@ -417,5 +458,35 @@ public struct ServeError: Error, Sendable, CustomStringConvertible {
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
+}
+
+/// Prunes the owner-only credential store: a TLS endpoint's private key stays while a camera's registry refers to it
+/// *or* a destination in the spool does (objects recorded with it wait there: they are delivered with the credentials
+/// they were recorded with, even after the endpoint was replaced or removed).
+final class EndpointKeyPruning: Sendable {
+    private let credentials: TLSCredentialStore
+    private let spool: SegmentSpool
+    private let servers = Mutex<[PushAVStreamTransportServer]>([])
+
+    init(credentials: TLSCredentialStore, spool: SegmentSpool) {
+        self.credentials = credentials
+        self.spool = spool
+    }
+
+    func add(_ server: PushAVStreamTransportServer) { servers.withLock { $0.append(server) } }
+
+    func prune() async throws {
+        var kept = Set<String>()
+        for server in servers.withLock({ $0 }) {
+            for endpoint in await server.currentRegistries.tlsEndpoints.values {
+                kept.insert(TLSCredentialStore.reference(of: endpoint.privateKey))
+            }
+        }
+        for stored in try await spool.storedDestinations() {
+            if let reference = stored.destination.privateKeyReference { kept.insert(reference) }
+        }
+        let credentials = self.credentials
+        try await offPool { [kept] in try credentials.pruneEndpointKeys(keeping: kept) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Timeline
 
 /// The PushTransportBegin event: a recording started uploading.
 public struct PushTransportBegin: Codable, Sendable, Hashable {
@@ -76,16 +77,6 @@ public enum RecordingTrigger: Sendable, Hashable {
     case command(TriggerActivationReasonEnum)
 }
 
-/// Why the server ended a recording before the recorder did.
-public enum RecordingCutReason: Sendable, Hashable {
-    case transportInactive
-    case modified
-    case deallocated
-    case expired
-    case privacy
-    case fabricRemoved
-}
-
 /// Why a connection went away.
 public enum DeallocationReason: Sendable, Hashable {
     case command
@@ -110,15 +101,15 @@ public struct ManualTrigger: Sendable, Hashable {
     }
 }
 
-/// A change the recorder and uploader must follow. Not a cluster event: these drive the media side.
+/// A change of the desired state the cameras follow. Not a cluster event. A camera reconciles to the whole current
+/// state on any of them (it reads the state afresh), so one missed or late change costs nothing; only a manual
+/// trigger is an event in itself.
 public enum TransportChange: Sendable, Hashable {
     case allocated(StoredConnection)
     case modified(StoredConnection)
     case statusChanged(connectionID: UInt16, TransportStatusEnum)
     case deallocated(connectionID: UInt16, reason: DeallocationReason)
     case manuallyTriggered(ManualTrigger)
-    /// The server ended this recording (and emitted its PushTransportEnd): stop writing it, upload what is done.
-    case recordingCut(connectionID: UInt16, sessionNumber: UInt64, reason: RecordingCutReason)
     case registriesChanged
 }
 
@@ -145,5 +136,23 @@ struct Broadcast<Element: Sendable> {
     mutating func finish() {
         for continuation in continuations.values { continuation.finish() }
         continuations = [:]
+    }
+}
+
+/// The desired state of one camera's transports as the cluster holds it, at one version (see
+/// `PushAVStreamTransportServer.desiredState()`).
+public struct DesiredTransportState: Sendable {
+    public var version: UInt64
+    /// Every connection of every fabric, in ID order.
+    public var connections: [StoredConnection]
+    public var registries: TransportRegistries
+    /// Zone Management's triggers, each with its sensitivity resolved.
+    public var zoneTriggers: [ZoneTriggers.Trigger]
+
+    public init(version: UInt64, connections: [StoredConnection], registries: TransportRegistries, zoneTriggers: [ZoneTriggers.Trigger]) {
+        self.version = version
+        self.connections = connections
+        self.registries = registries
+        self.zoneTriggers = zoneTriggers
     }
 }

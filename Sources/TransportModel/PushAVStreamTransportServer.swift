@@ -10,10 +10,13 @@ import Motion
 /// controller receives. State changes are written through `TransportPersistence` before they take effect, so a
 /// failed write leaves the server unchanged and answers FAILURE.
 ///
-/// Recording contract: the recorder calls `recordingStarted` when a recording (one CMAF session) starts and
-/// `recordingEnded` when it finishes. The server emits exactly one PushTransportBegin and one PushTransportEnd per
-/// recording; when it ends a recording itself (Inactive, Modify, Deallocate, expiry, privacy, fabric removal) it
-/// emits the End and publishes `.recordingCut`, after which the recorder's own `recordingEnded` is a no-op.
+/// Desired state, not recordings: the server holds what controllers asked for (connections, their status and
+/// options, privacy, expiry, registries) and publishes every change on ``changes()``; each camera reconciles its
+/// recordings to the latest state. Whether and which session a connection records is decided by that connection's
+/// recording state machine alone: the server never ends a recording itself. It learns Begin and End from the
+/// recorder (`recordingStarted` / `recordingEnded`, which emit the events), numbers sessions, and remembers each
+/// announced recording until its End only to owe that End across a crash (`endRecordingsInterruptedByTheLastStop`).
+/// A Begin is refused only on desired state (the transport gone, Inactive, private, of another trigger type).
 ///
 /// Event log: every Begin/End gets the next event number (reserved in blocks through `TransportEventLog`, so numbers
 /// only increase, across restarts too), is appended to the log, then broadcast to `events()` subscribers. A failed
@@ -114,7 +117,7 @@ public actor PushAVStreamTransportServer {
         try write { try persistence.save(connections: [connection], lastConnectionID: connectionID) }
         connections[connectionID] = connection
         lastConnectionID = connectionID
-        changeBroadcast.send(.allocated(connection))
+        publish(.allocated(connection))
         return connection.configuration
     }
 
@@ -157,12 +160,10 @@ public actor PushAVStreamTransportServer {
         } else {
             options.expiryTime = updated.transportOptions.expiryTime
         }
-        let recordingAffected = options.ignoringExpiry != updated.transportOptions.ignoringExpiry
         updated.transportOptions = options
         try write { try persistence.save(connections: [updated], lastConnectionID: lastConnectionID) }
         connections[connectionID] = updated
-        if recordingAffected { cutRecording(connectionID, reason: .modified) }
-        changeBroadcast.send(.modified(updated))
+        publish(.modified(updated))
     }
 
     /// SetTransportStatus: `connectionID` nil means every connection of the caller's fabric.
@@ -192,8 +193,7 @@ public actor PushAVStreamTransportServer {
         try write { try persistence.save(connections: changed, lastConnectionID: lastConnectionID) }
         for connection in changed {
             connections[connection.connectionID] = connection
-            if transportStatus == .inactive { cutRecording(connection.connectionID, reason: .transportInactive) }
-            changeBroadcast.send(.statusChanged(connectionID: connection.connectionID, transportStatus))
+            publish(.statusChanged(connectionID: connection.connectionID, transportStatus))
         }
     }
 
@@ -235,7 +235,7 @@ public actor PushAVStreamTransportServer {
             }
             effectiveTimeControl = chosen
         }
-        changeBroadcast.send(.manuallyTriggered(ManualTrigger(
+        publish(.manuallyTriggered(ManualTrigger(
             connectionID: connectionID, activationReason: activationReason, timeControl: effectiveTimeControl,
             userDefined: userDefined)))
     }
@@ -282,7 +282,7 @@ public actor PushAVStreamTransportServer {
         connection.transportOptions.triggerOptions = trigger
         try write { try persistence.save(connections: [connection], lastConnectionID: lastConnectionID) }
         connections[connectionID] = connection
-        changeBroadcast.send(.modified(connection))
+        publish(.modified(connection))
     }
 
     // MARK: - Events and changes
@@ -317,6 +317,16 @@ public actor PushAVStreamTransportServer {
     /// A new subscription to the changes the recorder and uploader follow.
     public func changes() -> AsyncStream<TransportChange> { changeBroadcast.subscribe() }
 
+    /// Counts the changes published so far: a camera applying an older state than one it applied already skips it.
+    public private(set) var version: UInt64 = 0
+
+    /// Everything a camera reconciles its recordings and deliveries to, read in one step (one version).
+    public func desiredState() -> DesiredTransportState {
+        removeExpiredConnectionsRetryingLater()
+        return DesiredTransportState(version: version, connections: connections.values.sorted { $0.connectionID < $1.connectionID },
+                                     registries: registries, zoneTriggers: resolvedZoneTriggers)
+    }
+
     /// Ends every subscription (at shutdown): iteration finishes after the values already sent.
     public func finishSubscriptions() {
         eventBroadcast.finish()
@@ -327,16 +337,15 @@ public actor PushAVStreamTransportServer {
 
     /// The recorder started a recording (a new CMAF session) on `connectionID`. Persists and returns its session
     /// number (per connection, starting at 1, never reused) and emits PushTransportBegin. Throws, and emits
-    /// nothing, when the transport is gone, Inactive, already recording, blocked by privacy, or of a trigger type
-    /// `trigger` does not fit; the recorder must then not record.
+    /// nothing, when the transport is gone, Inactive, blocked by privacy, or of a trigger type `trigger` does not
+    /// fit; the recorder must then not record. The recorder's state machine begins a recording only after the
+    /// previous one's End; should an earlier recording of the connection still be open here all the same, its End is
+    /// sent first, so every Begin keeps exactly one End.
     public func recordingStarted(connectionID: UInt16, trigger: RecordingTrigger) throws(TransportCommandError) -> UInt64 {
         removeExpiredConnectionsRetryingLater()
         guard let connection = connections[connectionID] else { throw notFound(connectionID) }
         guard connection.transportStatus == .active else {
             throw .cluster(.invalidTransportStatus, "connectionID: transport \(connectionID) is Inactive")
-        }
-        guard recordings[connectionID] == nil else {
-            throw .im(.invalidInState, "connectionID: transport \(connectionID) is already recording")
         }
         try refuseIfPrivate(connection)
         let options = connection.transportOptions
@@ -356,6 +365,7 @@ public actor PushAVStreamTransportServer {
         let containerType = options.containerOptions.containerType
         let recording = OpenRecording(sessionNumber: sessionNumber, containerType: containerType,
                                       fabricIndex: connection.fabricIndex)
+        if let earlier = recordings[connectionID] { endRecording(connectionID, earlier) }
         try write {
             try persistence.save(sessionNumber: sessionNumber, connectionID: connectionID)
             try persistence.save(openRecording: recording, connectionID: connectionID)
@@ -369,8 +379,9 @@ public actor PushAVStreamTransportServer {
         return sessionNumber
     }
 
-    /// The recorder finished recording `sessionNumber`. Emits PushTransportEnd and returns true, or returns false
-    /// when the server already ended that recording (a cut) or it is not the running one.
+    /// The recorder finished recording `sessionNumber` (the connection may have been deallocated meanwhile: the End
+    /// goes to the fabric of its Begin). Emits PushTransportEnd and returns true, or returns false when that recording
+    /// is not open (its End went out already).
     @discardableResult
     public func recordingEnded(connectionID: UInt16, sessionNumber: UInt64) -> Bool {
         guard let recording = recordings[connectionID], recording.sessionNumber == sessionNumber else { return false }
@@ -613,12 +624,9 @@ public actor PushAVStreamTransportServer {
         try updateRegistries { $0.audioStreams[audioStreamID] = nil }
     }
 
-    /// Sets the privacy switches and cuts every running recording they now forbid.
+    /// Sets the privacy switches; the cameras end the recordings they now forbid (and refuse new ones).
     public func setPrivacyModes(_ modes: PrivacyModes) throws(TransportCommandError) {
         try updateRegistries { $0.privacyModes = modes }
-        for (connectionID, connection) in connections where modes.forbids(connection.transportOptions.streamUsage) {
-            cutRecording(connectionID, reason: .privacy)
-        }
     }
 
     /// A fabric left the node: its connections are deallocated (recordings ended) and its TLS endpoints forgotten.
@@ -631,6 +639,12 @@ public actor PushAVStreamTransportServer {
     }
 
     // MARK: - Internals
+
+    /// Sends a change to the cameras under the next version.
+    private func publish(_ change: TransportChange) {
+        version += 1
+        changeBroadcast.send(change)
+    }
 
     private func resolveAgainstRegistries(
         _ request: TransportOptionsStruct, fabric: FabricIndex, replacing: UInt16?
@@ -685,20 +699,14 @@ public actor PushAVStreamTransportServer {
         guard updated != registries else { return }
         try write { try persistence.save(registries: updated) }
         registries = updated
-        changeBroadcast.send(.registriesChanged)
+        publish(.registriesChanged)
     }
 
     private func remove(_ connectionIDs: [UInt16], reason: DeallocationReason) throws(TransportCommandError) {
         try write { try persistence.deleteConnections(connectionIDs) }
-        let cutReason: RecordingCutReason = switch reason {
-        case .command: .deallocated
-        case .expired: .expired
-        case .fabricRemoved: .fabricRemoved
-        }
         for connectionID in connectionIDs {
-            cutRecording(connectionID, reason: cutReason)
             connections[connectionID] = nil
-            changeBroadcast.send(.deallocated(connectionID: connectionID, reason: reason))
+            publish(.deallocated(connectionID: connectionID, reason: reason))
         }
     }
 
@@ -706,12 +714,6 @@ public actor PushAVStreamTransportServer {
     /// `runExpiryTimer`, which reports the error) retries it.
     private func removeExpiredConnectionsRetryingLater() {
         _ = try? removeExpiredConnections()
-    }
-
-    private func cutRecording(_ connectionID: UInt16, reason: RecordingCutReason) {
-        guard let recording = recordings[connectionID] else { return }
-        endRecording(connectionID, recording)
-        changeBroadcast.send(.recordingCut(connectionID: connectionID, sessionNumber: recording.sessionNumber, reason: reason))
     }
 
     private func endRecording(_ connectionID: UInt16, _ recording: OpenRecording) {

@@ -83,16 +83,22 @@ struct PushOptions: ParsableArguments {
     }
 }
 
-/// `--push`: the recording's events go through a ``ConnectionUpload`` (durable spool, then HTTPS PUT).
+/// `--push`: the recording's events go through a ``DestinationUpload`` (durable spool, then HTTPS PUT).
+///
+/// The delivery runs from creation to ``finish(stop:)`` in a task of its own: a CLI run has no service group, and the
+/// command's own flow (record, report, then finish) owns it, awaiting it in `finish`.
 final class RecordingUpload: Sendable {
-    let delivery: ConnectionUpload
+    let delivery: DestinationUpload
     /// How long uploads may go on after a stop (`--upload-grace`, else two segment durations, 2…10 s).
     let grace: Duration
+    private let running: Task<UploadSummary, Never>
     var uploader: SegmentUploader { delivery.uploader }
 
     init(uploader: SegmentUploader, grace: Duration?) {
-        delivery = ConnectionUpload(uploader: uploader)
+        let delivery = DestinationUpload(uploader: uploader)
+        self.delivery = delivery
         self.grace = grace ?? min(max(uploader.segmentDuration * 2, .seconds(2)), .seconds(10))
+        running = Task { await delivery.run() }
     }
 
     static func start(_ push: PushOptions, options: inout RecordingOptions, logger: Logger) throws -> RecordingUpload? {
@@ -123,7 +129,16 @@ final class RecordingUpload: Sendable {
     /// not a failure: nothing is lost.
     func finish(stop: RecordingStop? = nil) async throws {
         // Without a stop: until the spool is empty (or the retry budget gives up). After a stop: the grace.
-        let summary = await delivery.finish(grace: grace, after: stop ?? RecordingStop())
+        delivery.close()
+        if let stop {
+            stop.whenRequested { [delivery, grace] in
+                Task {
+                    try? await Task.sleep(for: grace)
+                    delivery.stop()  // no effect once everything was delivered
+                }
+            }
+        }
+        let summary = await running.value
         let where_ = uploader.spool.directory.path
         if summary.unconfirmed > 0 {
             // Not an error: the ingest most likely holds them (it refused copies of an attempt that got no answer).

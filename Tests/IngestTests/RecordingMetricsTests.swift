@@ -54,7 +54,9 @@ import Timeline
         var policy = ClipPolicy(trigger: .motion, timeControl: check.timeControl, maxPreRoll: .seconds(4),
                                 motionFilter: check.filter, output: output)
         policy.format = SessionFormat(segmentDuration: .milliseconds(2000), chunkDuration: nil, includeAudio: false)
-        #expect(options.control!.submit(.attach(connection: 1, policy: policy, active: check.active)))
+        options.control!.publish(DesiredRecordings(connections: [
+            1: DesiredRecording(policy: policy, generation: 1, active: check.active, includeAudio: false),
+        ]))
         let report = try await Recorder.record(input: TestPaths.media(Self.media).path, options: options)
 
         let camera = [("camera", check.camera)]

@@ -4,8 +4,8 @@ import Recorder
 import Testing
 import Timeline
 
-/// A CENC key in no printed form: a transport's recording command (what the camera logs when its command queue is
-/// full) and the encryption value itself, however they are printed.
+/// A CENC key in no printed form: a transport's desired recording (what a camera hands its recording) and the encryption
+/// value itself, however they are printed.
 struct KeyRedactionTests {
     static let key: [UInt8] = [0xA1, 0xB2, 0xC3, 0xD4, 0xE5, 0xF6, 0x07, 0x18, 0x29, 0x3A, 0x4B, 0x5C, 0x6D, 0x7E, 0x8F, 0x90]
     static let keyID: [UInt8] = Array(repeating: 0x11, count: 16)
@@ -23,15 +23,14 @@ struct KeyRedactionTests {
         var policy = ClipPolicy(trigger: .continuous, maxPreRoll: .zero, continuousSessionLength: .seconds(300),
                                 output: URL(fileURLWithPath: "/tmp"))
         policy.format = format
-        let command = RecordingControl.Command.attach(connection: 3, policy: policy, active: true)
+        let desired = DesiredRecordings(connections: [3: DesiredRecording(policy: policy, generation: 1, active: true, includeAudio: true)])
         var dumped = ""
-        dump(command, to: &dumped)
-        let printed = ["\(encryption)", String(reflecting: encryption), "\(command)", String(reflecting: command), dumped,
-                       command.summary, "\(policy)"]
+        dump(desired, to: &dumped)
+        let printed = ["\(encryption)", String(reflecting: encryption), "\(desired)", String(reflecting: desired), dumped,
+                       "\(policy)"]
         for text in printed {
             for form in Self.forms(of: Self.key) { #expect(!text.contains(form), "\(form) in \(text)") }
         }
         #expect("\(encryption)".contains(String(repeating: "11", count: 16)), "the key ID stays visible")
-        #expect(command.summary == "attach(connection: 3, active: true)")
     }
 }

@@ -54,7 +54,7 @@ import TransportModel
         policy.hooks = log.hooks
         policy.format = SessionFormat(segmentDuration: .milliseconds(2000), chunkDuration: nil, videoTrackName: "cam-v",
                                       audioTrackName: "cam-a", includeAudio: false)
-        #expect(options.control!.submit(.attach(connection: 7, policy: policy, active: true)))
+        options.control!.publish(7, policy)
         let report = try await Recorder.record(input: Fixtures.media("a_720p30_h264_main.mp4").path, options: options)
         #expect(log.begins.withLock { $0 } == [.continuous])
         let ends = log.ends.withLock { $0 }
@@ -77,9 +77,9 @@ import TransportModel
         let options = Self.options(output: output)
         var policy = ClipPolicy(trigger: .command, maxPreRoll: .zero, output: output)
         policy.hooks = log.hooks
-        options.control!.submit(.attach(connection: 3, policy: policy, active: true))
-        options.control!.submit(.trigger(connection: 3, reason: .doorbellPressed,
-                                         timeControl: ClipTimeControl(initial: 3, augmentation: 1, max: 10, blind: 0)))
+        options.control!.publish(3, policy)
+        options.control!.trigger(connection: 3, reason: .doorbellPressed,
+                                 timeControl: ClipTimeControl(initial: 3, augmentation: 1, max: 10, blind: 0))
         _ = try await Recorder.record(input: Fixtures.media("a_720p30_h264_main.mp4").path, options: options)
         #expect(log.begins.withLock { $0 } == [.command(.doorbellPressed)])
         let ends = log.ends.withLock { $0 }
@@ -94,7 +94,7 @@ import TransportModel
         let options = Self.options(output: output)
         var policy = ClipPolicy(trigger: .continuous, maxPreRoll: .zero, output: output)
         policy.hooks = log.hooks
-        options.control!.submit(.attach(connection: 9, policy: policy, active: true))
+        options.control!.publish(9, policy)
         let report = try await Recorder.record(input: Fixtures.media("e_video_only.mp4").path, options: options)
         // Every refusal is a dropped clip (logged, in the report), never a recording, and the Continuous transport
         // tries again after a back-off that doubles: 1 s, 2 s, 4 s … (it used to stay "recording" and never retry).
@@ -118,19 +118,21 @@ import TransportModel
         let options = Self.options(output: output)
         let control = options.control!
         var policy = ClipPolicy(trigger: .command, maxPreRoll: .zero, output: output)
+        policy.format = SessionFormat(segmentDuration: .milliseconds(2000), chunkDuration: nil)
         let hooks = log.hooks
+        let published = Mutex<ClipPolicy?>(nil)
         policy.hooks = SessionHooks(begin: hooks.begin, withdraw: hooks.withdraw, end: hooks.end, finished: { record in
             hooks.finished(record)
-            if record.session == 1 {  // mute, then trigger the second recording
-                control.submit(.setAudio(connection: 5, false))
-                control.submit(.trigger(connection: 5, reason: .userInitiated,
-                                        timeControl: ClipTimeControl(initial: 2, augmentation: 1, max: 4, blind: 0)))
+            if record.session == 1 {  // mute (the same policy and generation, no audio), then trigger the second recording
+                control.publish(5, published.withLock { $0! }, includeAudio: false)
+                control.trigger(connection: 5, reason: .userInitiated,
+                                timeControl: ClipTimeControl(initial: 2, augmentation: 1, max: 4, blind: 0))
             }
         }, events: hooks.events)
-        policy.format = SessionFormat(segmentDuration: .milliseconds(2000), chunkDuration: nil)
-        control.submit(.attach(connection: 5, policy: policy, active: true))
-        control.submit(.trigger(connection: 5, reason: .userInitiated,
-                                timeControl: ClipTimeControl(initial: 2, augmentation: 1, max: 4, blind: 0)))
+        published.withLock { $0 = policy }
+        control.publish(5, policy)
+        control.trigger(connection: 5, reason: .userInitiated,
+                        timeControl: ClipTimeControl(initial: 2, augmentation: 1, max: 4, blind: 0))
         _ = try await Recorder.record(input: Fixtures.media("a_720p30_h264_main.mp4").path, options: options)
         let ends = log.ends.withLock { $0 }
         try #require(ends.count == 2, "\(ends.map(\.session))")
@@ -138,10 +140,13 @@ import TransportModel
         #expect(ends[1].tracks.map(\.name) == ["video"])
     }
 
-    @Test func theQueueRefusesCommandsPastItsBound() {
-        let control = RecordingControl(capacity: 2)
-        #expect(control.submit(.detach(connection: 1)) && control.submit(.detach(connection: 2)))
-        #expect(!control.submit(.detach(connection: 3)))
+}
+
+extension RecordingControl {
+    /// One connection recording `policy` (generation 1, Active), as `pushav serve` publishes it.
+    func publish(_ connection: UInt16, _ policy: ClipPolicy, includeAudio: Bool? = nil) {
+        publish(DesiredRecordings(connections: [connection: DesiredRecording(
+            policy: policy, generation: 1, active: true, includeAudio: includeAudio ?? policy.format?.includeAudio ?? true)]))
     }
 }
 

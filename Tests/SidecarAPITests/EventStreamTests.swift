@@ -85,13 +85,14 @@ struct EventStreamReader {
             var fabric1 = try await EventStreamReader.open(http, port: port, fabric: 1)
             var fabric2 = try await EventStreamReader.open(http, port: port, fabric: 2)
 
-            // What the recorder would report; fabric 2's recording is ended by its deallocation (the model's cut).
+            // What the recorder would report; fabric 2's recording is ended by the recorder after its deallocation.
             let server = try #require(sidecar.servers["cam1"])
             let first = try await server.recordingStarted(connectionID: 1, trigger: .motion)
             _ = try await server.recordingStarted(connectionID: 2, trigger: .command(.doorbellPressed))
             #expect(await server.recordingEnded(connectionID: 1, sessionNumber: first))
             let deallocated = try await client.command("deallocatePushTransport", #"{"connectionID":2}"#, fabric: 2)
             #expect(deallocated.status == .ok)
+            #expect(await server.recordingEnded(connectionID: 2, sessionNumber: 1))
             _ = try await server.recordingStarted(connectionID: 1, trigger: .command(.userInitiated))
 
             // Ids are the cluster's event numbers, shared by every fabric: 2 and 4 are fabric 2's.

@@ -157,7 +157,7 @@ struct SetTransportStatusTests {
         try await server.setTransportStatus(connectionID: id, transportStatus: .active, fabric: fabric1)
     }
 
-    @Test("Toggle → Begin for the connection; null ID + Inactive → SUCCESS and End; Modify → SUCCESS; reads Inactive")
+    @Test("Toggle → Begin for the connection; null ID + Inactive → SUCCESS, the recorder's End; Modify → SUCCESS; reads Inactive")
     func toggle() async throws {
         let server = try makeServer()
         let changes = await server.changes()
@@ -168,6 +168,9 @@ struct SetTransportStatusTests {
             let session = try await server.recordingStarted(connectionID: id, trigger: .continuous)
             #expect(session == 1)
             try await server.setTransportStatus(connectionID: nil, transportStatus: .inactive, fabric: fabric1)
+            // The cluster ends nothing itself: the recorder's machine sees Inactive and ends the recording.
+            #expect(await server.runningSessionNumber(connectionID: id) == 1)
+            #expect(await server.recordingEnded(connectionID: id, sessionNumber: session))
             try await server.modifyPushTransport(connectionID: id, transportOptions: continuousOptions(expiryTime: 60), fabric: fabric1)
         }
         #expect(events == [
@@ -177,7 +180,7 @@ struct SetTransportStatusTests {
         #expect(await server.currentConnections(fabric: fabric1).map(\.transportStatus) == [.inactive])
         let seen = await collect(changes)
         #expect(seen.contains(.statusChanged(connectionID: id, .active)))
-        #expect(seen.contains(.recordingCut(connectionID: id, sessionNumber: 1, reason: .transportInactive)))
+        #expect(seen.contains(.statusChanged(connectionID: id, .inactive)))
     }
 }
 
@@ -300,7 +303,7 @@ struct ExpiryTests {
         #expect(await server.currentConnections(fabric: fabric1).isEmpty)
     }
 
-    @Test("Expiry cuts a running recording with exactly one End and reports the deallocation")
+    @Test("Expiry deallocates; the running recording's End still goes out once, when the recorder ends it")
     func expiryEndsRecording() async throws {
         let clock = ManualClock()
         let server = try makeServer(clock: clock)
@@ -311,12 +314,12 @@ struct ExpiryTests {
             let session = try await server.recordingStarted(connectionID: id, trigger: .continuous)
             clock.advance(by: 6)
             #expect(try await server.removeExpiredConnections() == [id])
+            #expect(await server.recordingEnded(connectionID: id, sessionNumber: session))
             #expect(await server.recordingEnded(connectionID: id, sessionNumber: session) == false)
         }
         #expect(events.compactMap(\.begin).count == 1)
         #expect(events.compactMap(\.end) == [PushTransportEnd(connectionID: id, containerType: .cmaf, cmafSessionNumber: 1)])
         let seen = await collect(changes)
-        #expect(seen.contains(.recordingCut(connectionID: id, sessionNumber: 1, reason: .expired)))
         #expect(seen.contains(.deallocated(connectionID: id, reason: .expired)))
     }
 
