@@ -123,6 +123,8 @@ let package = Package(
             dependencies: [
                 "Sidecar", "TransportModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // The bundled page and document are read once on NIO's blocking-I/O pool.
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),

@@ -99,7 +99,8 @@ public struct MotionDetectorConfiguration: Sendable, Hashable {
     /// 160×120 for 4:3), aspect kept, never larger than the source.
     public static func analysisSize(sourceWidth: Int, sourceHeight: Int, longSide: Int = 160) -> (width: Int, height: Int) {
         let long = Swift.max(sourceWidth, sourceHeight)
-        guard long > longSide else { return (sourceWidth, sourceHeight) }
+        // A picture a pixel high (a hostile stream can declare one) is analysed on a plane of at least 2×2.
+        guard long > longSide else { return (Swift.max(2, sourceWidth), Swift.max(2, sourceHeight)) }
         let scale = Double(longSide) / Double(long)
         return (Swift.max(8, Int((Double(sourceWidth) * scale).rounded())), Swift.max(8, Int((Double(sourceHeight) * scale).rounded())))
     }

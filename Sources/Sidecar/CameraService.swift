@@ -177,13 +177,12 @@ final class CameraService: Service, Sendable {
         }
         let connections = Dictionary(uniqueKeysWithValues: state.connections.map { ($0.connectionID, $0) })
         // One step under the lock: what runs, what is desired, what the recorder is told.
-        let (desired, registered, retired, refused, restored) = running.withLock { running
-            -> (DesiredRecordings?, [UploadDestination], [String], [StoredConnection], [UInt16]) in
-            guard state.version >= running.version else { return (nil, [], [], [], []) }
+        let (desired, registered, retired, restored) = running.withLock { running
+            -> (DesiredRecordings?, [UploadDestination], [String], [UInt16]) in
+            guard state.version >= running.version else { return (nil, [], [], []) }
             running.version = state.version
             var registered: [UploadDestination] = []
             var retired: [String] = []
-            var refused: [StoredConnection] = []
             var restored: [UInt16] = []
             for action in ConnectionReconciler.actions(wanted: wanted, running: running.connections.mapValues(\.spec)) {
                 switch action {
@@ -216,7 +215,8 @@ final class CameraService: Service, Sendable {
                 case .stop(let id):
                     running.connections[id] = nil
                 case .refuse(let id):
-                    if running.withoutTLSEndpoint.insert(id).inserted { refused.append(connections[id]!) }
+                    // Logged as it is listed: whoever reads the list finds the line too.
+                    if running.withoutTLSEndpoint.insert(id).inserted { noteRefusedWithoutTLSEndpoint(connections[id]!) }
                 case .retire(let key):
                     retired.append(key)
                 }
@@ -238,7 +238,7 @@ final class CameraService: Service, Sendable {
                 recordings[id] = desired
             }
             return (DesiredRecordings(connections: recordings, zones: registries.sortedZones, zoneTriggers: state.zoneTriggers),
-                    registered, retired, refused, restored)
+                    registered, retired, restored)
         }
         guard let desired else { return }
         for destination in registered {
@@ -254,7 +254,6 @@ final class CameraService: Service, Sendable {
         }
         recorder.setDesired(desired)
         for key in retired { await retire(key) }
-        for connection in refused { noteRefusedWithoutTLSEndpoint(connection) }
         for id in restored {
             logger.notice("connection's TLS endpoint is back; recording again", metadata: ["connection": "\(id)"])
         }

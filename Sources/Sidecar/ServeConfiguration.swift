@@ -1,5 +1,6 @@
 import Foundation
 import Motion
+import TransportModel
 import Yams
 #if canImport(Glibc)
 import Glibc
@@ -278,27 +279,41 @@ public struct CameraConfiguration: Sendable, Hashable {
         zones = try map.optional("zones") { node, path throws(ConfigurationError) in
             try node.list(path) { item, itemPath throws(ConfigurationError) in try Self.zone(item, path: itemPath) }
         } ?? []
+        guard zones.count <= Self.maxZones else {
+            throw ConfigurationError(key: "\(path).zones", message: "at most \(Self.maxZones) zones (the camera's MaxZones), got \(zones.count)")
+        }
         var seen: Set<UInt16> = []
         for (index, zone) in zones.enumerated() where !seen.insert(zone.id).inserted {
             throw ConfigurationError(key: "\(path).zones[\(index)].id", message: "zone \(zone.id) is listed twice")
         }
     }
 
+    /// How many zones a camera holds (its Zone Management MaxZones, which the cluster reports and counts user zones
+    /// against): serve.yaml's zones may not exceed it.
+    public static let maxZones = Int(TransportCapabilities().maxZones)
+
     static func zone(_ node: Node, path: String) throws(ConfigurationError) -> MotionZone {
         let map = try ConfigurationMapping(node, path: path, known: ["id", "name", "polygon", "sensitivity"])
         let id = try map.required("id") { node, path throws(ConfigurationError) in UInt16(try node.integer(path, in: 0...65534)) }
-        let name = try map.optional("name") { node, path throws(ConfigurationError) in try node.text(path) } ?? ""
+        let name = try map.optional("name") { node, path throws(ConfigurationError) in
+            let name = try node.text(path)
+            guard name.utf8.count <= 32 else {
+                throw ConfigurationError(key: path, message: "at most 32 bytes (a Zone Management zone name), got \(name.utf8.count)")
+            }
+            return name
+        } ?? ""
         let polygon = try map.required("polygon") { node, path throws(ConfigurationError) in
             try node.list(path) { point, pointPath throws(ConfigurationError) in
                 let xy = try point.list(pointPath) { value, valuePath throws(ConfigurationError) in try value.number(valuePath) }
-                guard xy.count == 2, xy.allSatisfy({ $0 >= 0 }) else {
-                    throw ConfigurationError(key: pointPath, message: "a point is [x, y] in video pixels, both ≥ 0")
+                // A Zone Management vertex is two uint16: anything beyond is no picture's pixel (and would overflow).
+                guard xy.count == 2, xy.allSatisfy({ $0 >= 0 && $0 <= 65535 }) else {
+                    throw ConfigurationError(key: pointPath, message: "a point is [x, y] in video pixels, both 0…65535")
                 }
                 return ZonePoint(x: xy[0], y: xy[1])
             }
         }
-        guard polygon.count >= 3 else {
-            throw ConfigurationError(key: "\(path).polygon", message: "a polygon needs at least 3 points, got \(polygon.count)")
+        guard (3...12).contains(polygon.count) else {
+            throw ConfigurationError(key: "\(path).polygon", message: "a polygon has 3…12 points (a Zone Management zone), got \(polygon.count)")
         }
         let sensitivity = try map.optional("sensitivity") { node, path throws(ConfigurationError) in try node.integer(path, in: 1...10) }
         return MotionZone(id: id, name: name, polygon: polygon, sensitivity: sensitivity)

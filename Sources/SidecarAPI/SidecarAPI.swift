@@ -1,18 +1,35 @@
 import Crypto
 import Foundation
 import Hummingbird
+import NIOPosix
 import Sidecar
 
 /// `pushav serve`'s HTTP API over a ``SidecarControl``.
 public enum SidecarAPI {
-    /// The OpenAPI 3.1 document that describes the API (served at `/openapi.json`).
+    /// The OpenAPI 3.1 document that describes the API (served at `/openapi.json`). Read once (a file read is blocking
+    /// work: ``loadResources()`` does it off the cooperative pool at start).
     public static var openAPIDocument: Data {
-        get throws { try Data(contentsOf: Bundle.module.url(forResource: "openapi", withExtension: "json")!) }
+        get throws { try resources.get().openAPI }
     }
 
-    /// `GET /`: the status page (plain HTML and JavaScript, no external resources).
+    /// `GET /`: the status page (plain HTML and JavaScript, no external resources). Read once, like the document.
     public static var statusPage: Data {
-        get throws { try Data(contentsOf: Bundle.module.url(forResource: "page", withExtension: "html")!) }
+        get throws { try resources.get().page }
+    }
+
+    /// The status page's policy, computed once with the page.
+    public static var statusPageHeaderPolicy: String {
+        get throws { try resources.get().policy }
+    }
+
+    private static let resources = Result { () throws -> (openAPI: Data, page: Data, policy: String) in
+        let page = try Data(contentsOf: Bundle.module.url(forResource: "page", withExtension: "html")!)
+        return (try Data(contentsOf: Bundle.module.url(forResource: "openapi", withExtension: "json")!), page, statusPagePolicy(page))
+    }
+
+    /// Reads the bundled document and page on a blocking-I/O thread, so no request ever waits on the disk for them.
+    public static func loadResources() async throws {
+        _ = try await NIOThreadPool.singleton.runIfActive { try resources.get() }
     }
 
     /// The status page's Content-Security-Policy: only its own inline script runs (allowed by its SHA-256, not by

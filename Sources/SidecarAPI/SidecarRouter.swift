@@ -109,7 +109,7 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
                 let page = try SidecarAPI.statusPage
                 var headers = HTTPFields()
                 headers[.contentType] = "text/html; charset=utf-8"
-                headers[.contentSecurityPolicy] = SidecarAPI.statusPagePolicy(page)
+                headers[.contentSecurityPolicy] = try SidecarAPI.statusPageHeaderPolicy
                 headers[.xContentTypeOptions] = "nosniff"
                 headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
                 headers[HTTPField.Name("X-Frame-Options")!] = "DENY"

@@ -101,6 +101,7 @@ public struct SidecarDemo: Sendable {
                                           videoStreamID: DemoController.videoStreamID,
                                           audioStreamID: DemoController.audioStreamID)])
         let engine = try await SidecarEngine(configuration: configuration, logger: logger)
+        try await SidecarAPI.loadResources()
         let apiPort = PortAnnouncement()
         let api = Application(
             router: SidecarRouter.router(control: engine, logger: logger, metrics: options.metrics,

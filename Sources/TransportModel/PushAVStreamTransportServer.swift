@@ -24,6 +24,9 @@ import Motion
 /// broadcast, and the error goes to `reportEventLogFailure`.
 public actor PushAVStreamTransportServer {
     public nonisolated let capabilities: TransportCapabilities
+    /// Every change is committed to `persistence` (SQLite, fsync) inside the actor: it runs on a queue of its own.
+    private nonisolated let executor = BlockingSerialExecutor(label: "pushav-cluster")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private let persistence: any TransportPersistence
     private let clock: any TransportClock
     /// Answers whether a connection still has segments waiting to upload (→ BUSY). Set by the uploader.

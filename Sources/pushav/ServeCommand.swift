@@ -112,7 +112,10 @@ struct ServeCommand: AsyncParsableCommand {
             if let tokenFile { configuration.tokenFile = tokenFile }
             try configuration.checkAPIAccess()
         } catch {
-            throw CLIError("\(error)")
+            // A configuration the service cannot run with: one line naming the key and the limit, status 2 (under
+            // systemd a configuration error, not a crash to restart from).
+            FileHandle.standardError.write(Data("Error: \(CLIError("\(error)").description)\n".utf8))
+            throw ExitCode(2)
         }
         let access: APIAccess
         do {
@@ -128,6 +131,7 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("\(error)")
         }
+        try await SidecarAPI.loadResources()
         let router = SidecarRouter.router(
             control: engine, logger: logger, metrics: metrics, bearerToken: access.token,
             browserPolicy: BrowserRequestPolicy(listenHost: configuration.listen.host, allowedOrigins: Set(configuration.allowedOrigins)))

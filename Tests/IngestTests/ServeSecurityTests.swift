@@ -73,6 +73,34 @@ import TestSupport
         #expect(!stateCreated, "the state folder was created before the refusal")
     }
 
+    /// Configurations past a limit (issue 28: 70 zones crashed the detector at every start, a crash loop under
+    /// systemd): one line naming the key and the limit, exit status 2, nothing opened.
+    @Test(arguments: [
+        ("zones: [" + (1...70).map { "{id: \($0), polygon: [[0,0],[9,0],[9,9]]}" }.joined(separator: ", ") + "]",
+         "cameras[0].zones: at most 8 zones (the camera's MaxZones), got 70"),
+        ("zones: [{id: 1, polygon: [[0,0],[1e300,0],[9,9]]}]", "cameras[0].zones[0].polygon[1]: a point is [x, y] in video pixels, both 0…65535"),
+        ("keyFrameInterval: 0", "cameras[0].keyFrameInterval: must be 1…65535, got 0"),
+    ])
+    func aConfigurationPastALimitExitsWithStatus2(camera: String, mentions: String) async throws {
+        let directory = try Fixtures.scratchDirectory("badconfig")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("serve.yaml")
+        let yaml = """
+            state: \(directory.appendingPathComponent("state").path)
+            cameras: [{id: cam1, source: \(TestPaths.media("a_720p30_h264_main.mp4").path), \(camera)}]
+            """
+        try await BlockingWork.run { try Data(yaml.utf8).write(to: config) }
+        let process = try ChildProcess.start(Fixtures.pushav.path, ["serve", "--config", config.path],
+                                             log: directory.appendingPathComponent("serve.log"),
+                                             environment: TestPaths.isolatedEnvironment())
+        let exited = try await process.waitForExit(timeout: .seconds(20))
+        if !exited { process.kill() }
+        try #require(exited, "pushav serve started: \(process.output)")
+        #expect(process.exitedNormally && process.status == 2, "status \(process.status): \(process.output)")
+        #expect(process.output.split(separator: "\n").count == 1 && process.output.contains(mentions), "\(process.output)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("state").path))
+    }
+
     /// Off loopback with a token: every request without it is refused, over the network, before any route runs.
     @Test(arguments: [false, true])
     func tokenIsRequiredOffLoopback(fromCommandLine: Bool) async throws {

@@ -19,10 +19,12 @@ struct InterruptedRecordingTests {
         case killedWhileRecording
         /// The recorder ended it before the stop: nothing is owed.
         case endedByTheRecorder
-        /// Inactive cut it: nothing is owed.
-        case cutByInactive
-        /// Deallocated while recording: the End went out then; nothing is owed.
-        case deallocated
+        /// Inactive, then the recorder ended it: nothing is owed.
+        case endedAfterInactive
+        /// Deallocated while recording, then the recorder ended it: nothing is owed.
+        case endedAfterDeallocate
+        /// Deallocated while recording, and killed before the recorder's End: owed, although the connection is gone.
+        case killedAfterDeallocate
         var testDescription: String { rawValue }
     }
 
@@ -39,9 +41,14 @@ struct InterruptedRecordingTests {
             switch ending {
             case .killedWhileRecording: break
             case .endedByTheRecorder: #expect(await server.recordingEnded(connectionID: id, sessionNumber: session))
-            case .cutByInactive:
+            case .endedAfterInactive:
                 try await server.setTransportStatus(connectionID: id, transportStatus: .inactive, fabric: fabric2)
-            case .deallocated: try await server.deallocatePushTransport(connectionID: id, fabric: fabric2)
+                #expect(await server.recordingEnded(connectionID: id, sessionNumber: session))
+            case .endedAfterDeallocate:
+                try await server.deallocatePushTransport(connectionID: id, fabric: fabric2)
+                #expect(await server.recordingEnded(connectionID: id, sessionNumber: session))
+            case .killedAfterDeallocate:
+                try await server.deallocatePushTransport(connectionID: id, fabric: fabric2)
             }
             let before = try await server.loggedEvents(after: 0, fabric: nil, limit: 100)
             try store.close()  // the process is gone: nothing else of it runs
@@ -50,7 +57,7 @@ struct InterruptedRecordingTests {
             server = try self.server(store)
             let owed = await server.endRecordingsInterruptedByTheLastStop()
             let after = try await server.loggedEvents(after: before.last?.number ?? 0, fabric: nil, limit: 100)
-            if ending == .killedWhileRecording {
+            if ending == .killedWhileRecording || ending == .killedAfterDeallocate {
                 #expect(owed[id]?.sessionNumber == session)
                 #expect(after.count == 1)
                 guard case .pushTransportEnd(let end) = after.first?.event else {
