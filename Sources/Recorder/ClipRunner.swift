@@ -232,11 +232,17 @@ final class ClipRunner {
         settings.options.metrics?.clipsDropped.increment()
         logger.warning("clip dropped", metadata: [
             "trigger": "\(begin.trigger.rawValue)", "t0": "\(begin.activationTime.seconds)", "reason": "\(reason)",
-            "output": "\(policy.output.path)",
+            "output": "\(policy.output.path)", "session": "\(session.map(String.init) ?? "none")",
         ])
         dropped.append(.init(trigger: begin.activationTime.seconds, triggerType: begin.trigger.rawValue,
                              output: policy.output.path, reason: reason, session: session))
+        // A live connection (`pushav serve`) runs for months and its report is never written: the log line and
+        // `pushav_clips_dropped_total` are its record, and only the newest entries stay here.
+        if policy.hooks != nil, dropped.count > Self.droppedKeptLive { dropped.removeFirst(dropped.count - Self.droppedKeptLive) }
     }
+
+    /// Dropped clips a live connection's runner keeps (see ``drop(_:reason:session:)``).
+    static let droppedKeptLive = 64
 
     /// Session `session` stops here: its writer (if it opened) is left unfinished, the abandoned session's event
     /// tells the upload to abort what it streams, and an empty ``SessionHooks/finished`` lets its owner stop waiting.

@@ -27,12 +27,16 @@ public struct ServeConfiguration: Sendable, Hashable {
     /// How long a retired destination (its connection modified to another ingest, deallocated, or its TLS endpoint
     /// replaced) keeps trying to deliver what it holds before that is given up (logged, counted). Default an hour.
     public var retiredDeliveryPatienceSeconds: Int
+    /// The longest pause between two upload attempts of an object (the backoff doubles from a second up to it).
+    /// Default a minute; a shorter one finds a returning ingest sooner at the cost of more attempts while it is gone.
+    public var uploadMaxBackoffMs: Int
     public var cameras: [CameraConfiguration]
 
     public init(listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), tokenFile: String? = nil,
                 tls: APITLSFiles? = nil, allowedOrigins: [String] = [], state: String, spoolCapacityMiB: Int = 1024,
-                retiredDeliveryPatienceSeconds: Int = 3600, cameras: [CameraConfiguration]) {
+                retiredDeliveryPatienceSeconds: Int = 3600, uploadMaxBackoffMs: Int = 60_000, cameras: [CameraConfiguration]) {
         self.retiredDeliveryPatienceSeconds = retiredDeliveryPatienceSeconds
+        self.uploadMaxBackoffMs = uploadMaxBackoffMs
         self.allowedOrigins = allowedOrigins
         self.listen = listen
         self.tokenFile = tokenFile
@@ -52,7 +56,7 @@ public struct ServeConfiguration: Sendable, Hashable {
         }
         guard let root else { throw ConfigurationError(key: "", message: "the document is empty") }
         let top = try ConfigurationMapping(root, path: "", known: ["listen", "tokenFile", "tls", "allowedOrigins", "state", "spoolCapacityMiB",
-                                                                       "retiredDeliveryPatienceSeconds",
+                                                                       "retiredDeliveryPatienceSeconds", "uploadMaxBackoffMs",
                                                                        "cameras"])
         listen = try top.optional("listen") { node, path throws(ConfigurationError) in try ListenAddress(node.text(path), key: path) }
             ?? ListenAddress(host: "127.0.0.1", port: 8080)
@@ -76,6 +80,9 @@ public struct ServeConfiguration: Sendable, Hashable {
         retiredDeliveryPatienceSeconds = try top.optional("retiredDeliveryPatienceSeconds") { node, path throws(ConfigurationError) in
             try node.integer(path, in: 1...604_800)
         } ?? 3600
+        uploadMaxBackoffMs = try top.optional("uploadMaxBackoffMs") { node, path throws(ConfigurationError) in
+            try node.integer(path, in: 100...600_000)
+        } ?? 60_000
         cameras = try top.required("cameras") { node, path throws(ConfigurationError) in
             try node.list(path) { item, itemPath throws(ConfigurationError) in try CameraConfiguration(item, path: itemPath) }
         }

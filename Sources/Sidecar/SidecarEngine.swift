@@ -31,7 +31,13 @@ public final class SidecarEngine: SidecarControl, Service {
                 logger: Logger = Logger(label: "pushav.serve")) async throws {
         self.configuration = configuration
         self.logger = logger
-        let uploadPolicy = uploadPolicy ?? UploadPolicy(segmentDuration: .seconds(4))
+        // A policy passed in (tests) wins; otherwise the configuration's backoff bound applies.
+        let uploadPolicy = uploadPolicy ?? {
+            var policy = UploadPolicy(segmentDuration: .seconds(4))
+            policy.maximumBackoff = .milliseconds(configuration.uploadMaxBackoffMs)
+            policy.initialBackoff = min(policy.initialBackoff, policy.maximumBackoff)
+            return policy
+        }()
         let state = URL(fileURLWithPath: configuration.state)
         let camerasDirectory = state.appendingPathComponent("cameras")
         try Self.claimStateFolder(state)

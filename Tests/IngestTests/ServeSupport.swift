@@ -29,9 +29,12 @@ struct Serve {
     /// `listenHost` is the configuration's `listen` host, `settings` more top-level YAML lines (`tokenFile`,
     /// `tls`) and `camera` one more key of the camera (`analysisSource: …`); `arguments` go on the command line. The client connects to 127.0.0.1, over HTTPS when `clientTLS` is
     /// given, sending `authorization` with every request.
+    ///
+    /// `launcher` runs it (`ip netns exec NAME fiu-run -x`: the command before the `pushav` binary), and `connectHost`
+    /// is where the client finds it (a namespace's address).
     init(directory: URL, source: String, live: Bool = true, run: Int = 1, listenHost: String = "127.0.0.1",
          settings: String = "", camera: String = "", arguments: [String] = [], clientTLS: TLSConfiguration? = nil,
-         authorization: String? = nil) async throws {
+         authorization: String? = nil, launcher: [String] = [], connectHost: String = "127.0.0.1") async throws {
         self.directory = directory
         self.authorization = authorization
         let port = try LocalPorts.freeTCPPort()
@@ -48,15 +51,16 @@ struct Serve {
                 \(camera)
             """.write(to: config, atomically: true, encoding: .utf8)
         let logFile = directory.appendingPathComponent("serve-\(run).log")
-        process = try ChildProcess.start(Fixtures.pushav.path, ["serve", "--config", config.path] + arguments, log: logFile,
+        let command = launcher + [Fixtures.pushav.path, "serve", "--config", config.path] + arguments
+        process = try ChildProcess.start(command[0], Array(command.dropFirst()), log: logFile,
                                          environment: TestPaths.isolatedEnvironment())
         log = ServeLog(file: logFile)
         if let clientTLS {
             client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: clientTLS))
-            api = "https://127.0.0.1:\(port)"
+            api = "https://\(connectHost):\(port)"
         } else {
             client = HTTPClient(eventLoopGroupProvider: .singleton)
-            api = "http://127.0.0.1:\(port)"
+            api = "http://\(connectHost):\(port)"
         }
         let process = self.process
         try await Fixtures.waitUntil("pushav serve listening", timeout: .seconds(30)) {
@@ -227,6 +231,10 @@ enum TransportJSON {
 /// The camera's Server-Sent Events, collected as they arrive with the instant each was read.
 final class EventFeed: Sendable {
     struct Event: Sendable, CustomStringConvertible {
+        /// The cluster's event number (the frame's `id`).
+        var number: UInt64?
+        /// When it was read (wall clock).
+        var received = Date()
         var name: String
         var connectionID: Int
         var session: Int
@@ -275,8 +283,10 @@ final class EventFeed: Sendable {
     private func accept(_ frame: String) {
         let now = ContinuousClock.now
         var name: String?
+        var number: UInt64?
         var fields: [String: Any]?
         for line in frame.split(separator: "\n") {
+            if line.hasPrefix("id:") { number = UInt64(line.dropFirst(3).trimmingCharacters(in: .whitespaces)) }
             if line.hasPrefix(": subscribed") { state.withLock { $0.subscribed = true } }
             if line.hasPrefix("event:") { name = line.dropFirst(6).trimmingCharacters(in: .whitespaces) }
             if line.hasPrefix("data:") {
@@ -284,7 +294,7 @@ final class EventFeed: Sendable {
             }
         }
         guard let name, let fields else { return }
-        let event = Event(name: name, connectionID: fields["connectionID"] as? Int ?? -1,
+        let event = Event(number: number, name: name, connectionID: fields["connectionID"] as? Int ?? -1,
                           session: fields["cmafSessionNumber"] as? Int ?? -1, triggerType: fields["triggerType"] as? Int,
                           activationReason: fields["activationReason"] as? Int, time: now)
         state.withLock { $0.events.append(event) }
@@ -375,14 +385,16 @@ struct ServeIngest {
     let root: URL
     let endpoint: ScriptedEndpoint
 
-    init(_ label: String = #function, strict: StrictIngestRules.Interface? = .cmafIngest) async throws {
+    init(_ label: String = #function, strict: StrictIngestRules.Interface? = .cmafIngest, addresses: [String] = []) async throws {
         directory = try Fixtures.scratchDirectory(label)
-        pki = try await TestPKI.make(in: directory.appendingPathComponent("pki"))
+        pki = try await TestPKI.make(in: directory.appendingPathComponent("pki"), addresses: addresses)
         root = directory.appendingPathComponent("received")
         endpoint = ScriptedEndpoint(root: root, strict: strict)
     }
 
-    func start(port: Int = 0) async throws -> RunningServer { try await endpoint.start(pki: pki, port: port) }
+    func start(port: Int = 0, host: String = "127.0.0.1") async throws -> RunningServer {
+        try await endpoint.start(pki: pki, port: port, host: host)
+    }
 
     /// Stored objects under `prefix` (e.g. "c1/session_1/video/") with their bytes, by path relative to `root`.
     func stored(under prefix: String) -> [String: [UInt8]] {

@@ -91,7 +91,8 @@ final class ScriptedEndpoint: Sendable {
     /// Successful uploads in arrival order.
     var storedPaths: [String] { arrivals.filter { (200..<300).contains($0.status) }.map(\.path) }
 
-    func start(pki: TestPKI, port: Int = 0) async throws -> RunningServer {
+    /// Listens on `host` (127.0.0.1 unless a test puts its client in another network namespace).
+    func start(pki: TestPKI, port: Int = 0, host: String = "127.0.0.1") async throws -> RunningServer {
         let router = Router()
         router.put("**") { request, _ -> Response in
             let path = String(request.uri.path.dropFirst())
@@ -128,7 +129,7 @@ final class ScriptedEndpoint: Sendable {
         let tls = try ServerTLSMaterial(certificateChain: pki.serverPEM, privateKey: pki.serverKey, clientCA: pki.caPEM).makeTLSConfiguration()
         return try await RunningServer.start { onRunning in
             Application(router: router, server: try .tls(.http1(), tlsConfiguration: tls),
-                        configuration: .init(address: .hostname("127.0.0.1", port: port)),
+                        configuration: .init(address: .hostname(host, port: port)),
                         onServerRunning: { await onRunning($0.localAddress?.port ?? 0) }, logger: .quiet)
         }
     }

@@ -76,11 +76,13 @@ struct TestPKI: Sendable {
         ClientTLSMaterial(trustedCertificates: caPEM, certificateChain: clientPEM, privateKey: clientKey)
     }
 
-    static func make(in directory: URL) async throws -> TestPKI {
-        try await Fixtures.offPool { try makeBlocking(in: directory) }
+    /// `addresses`: more IP addresses the server certificate is valid for (besides localhost and 127.0.0.1).
+    static func make(in directory: URL, addresses: [String] = []) async throws -> TestPKI {
+        try await Fixtures.offPool { try makeBlocking(in: directory, addresses: addresses) }
     }
 
-    private static func makeBlocking(in directory: URL) throws -> TestPKI {
+    private static func makeBlocking(in directory: URL, addresses: [String]) throws -> TestPKI {
+        let extra = addresses.map { ",IP:\($0)" }.joined()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let script = """
             set -e
@@ -90,7 +92,7 @@ struct TestPKI: Sendable {
               -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
             openssl req -x509 $ec -keyout other-ca.key -out other-ca.pem -days 2 -subj /CN=other-ca \
               -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
-            printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\nextendedKeyUsage=serverAuth\\n' > server.ext
+            printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\(extra)\\nextendedKeyUsage=serverAuth\\n' > server.ext
             printf 'extendedKeyUsage=clientAuth\\n' > client.ext
             openssl req $ec -keyout server.key -out server.csr -subj /CN=localhost 2>/dev/null
             openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile server.ext -out server.pem 2>/dev/null

@@ -1,0 +1,417 @@
+import AsyncHTTPClient
+import Foundation
+import NIOHTTP1
+import Synchronization
+import Testing
+import TestSupport
+
+/// Runs one ``ChaosSchedule`` against the real `pushav serve` and collects ``ChaosObservations``.
+///
+/// The process runs in a network namespace of its own (`ip netns`), under libfiu's POSIX preload (`fiu-run -x`, its
+/// failure points switched with `fiu-ctrl`). Its two ingests (A and B, each with a PKI of its own: each accepts only its
+/// own CA's client certificates) listen on the host's end of a veth pair; the lossy link drops packets on that path
+/// only (`tc netem` where the kernel has it, else an nftables rule dropping a share of the packets at random), so the
+/// control API the test drives stays clean.
+final class ChaosRun: @unchecked Sendable {
+    // @unchecked: the mutable state is only touched from the run's own task, fault windows go through `faults`.
+    typealias Ingest = ChaosSchedule.Ingest
+
+    let schedule: ChaosSchedule
+    let directory: URL
+    let network: ChaosNetwork
+    private var ingests: [Ingest: ServeIngest] = [:]
+    private var ingestPorts: [Ingest: Int] = [:]
+    private var endpointIDs: [Ingest: Int] = [:]
+    private let servers = Mutex<[Ingest: RunningServer]>([:])
+    /// Per ingest, how many down windows are open now; per fault, how many windows.
+    private let windows = Mutex<[String: Int]>([:])
+    private var serve: Serve!
+    private var feed: EventFeed?
+    private var feeds: [EventFeed] = []
+    private var runs = 0
+    private let token = "chaos-token-" + UUID().uuidString
+    private var observations = ChaosObservations()
+
+    /// A slot's connection: its ID, the allocation number that names its URLs, its destination generation.
+    private struct Slot {
+        var connection: Int
+        var allocation: Int
+        var generation: Int
+        var ingest: Ingest
+        var trigger: ChaosSchedule.Trigger
+        var active = false
+        var segmentMs = 2000
+    }
+
+    private var slots: [Int: Slot] = [:]
+    private var allocations = 0
+
+    init(schedule: ChaosSchedule, directory: URL, network: ChaosNetwork) {
+        self.schedule = schedule
+        self.directory = directory
+        self.network = network
+    }
+
+    // MARK: Running
+
+    func run() async throws -> ChaosObservations {
+        for ingest in Ingest.allCases {
+            let made = try await ServeIngest("chaos-\(schedule.seed)-\(ingest.rawValue)", addresses: [network.hostAddress])
+            ingests[ingest] = made
+            let server = try await made.start(host: network.hostAddress)
+            ingestPorts[ingest] = server.port
+            servers.withLock { $0[ingest] = server }
+        }
+        network.ingestPorts = Array(ingestPorts.values)
+        defer {
+            for ingest in ingests.values { try? FileManager.default.removeItem(at: ingest.directory) }
+        }
+        try await start()
+        defer { feeds.forEach { $0.stop() } }
+        for ingest in Ingest.allCases {
+            endpointIDs[ingest] = try await serve.addTLSEndpoint(pki: ingests[ingest]!.pki, port: ingestPorts[ingest]!)
+        }
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { windows in
+                for step in schedule.steps {
+                    if step.after > 0 { try await Task.sleep(for: .milliseconds(Int(step.after * 1000))) }
+                    try await perform(step.action, windows: &windows)
+                }
+                try await windows.waitForAll()  // every fault window closes
+            }
+            try await heal()
+        } catch {
+            try? await serve.shutdown()
+            await stopIngests()
+            throw error
+        }
+        try await serve.shutdown()
+        await stopIngests()
+        return observations
+    }
+
+    private func stopIngests() async {
+        for server in servers.withLock({ Array($0.values) }) { await server.stop() }
+    }
+
+    private func start() async throws {
+        runs += 1
+        let tokenFile = directory.appendingPathComponent("token")
+        try Data((token + "\n").utf8).write(to: tokenFile)
+        serve = try await Serve(
+            directory: directory, source: TestPaths.media(ServeEndToEndTests.media).path, run: runs,
+            listenHost: network.namespaceAddress, settings: "tokenFile: \(tokenFile.path)\nuploadMaxBackoffMs: 2000",
+            authorization: "Bearer \(token)", launcher: network.launcher + ["fiu-run", "-x"],
+            connectHost: network.namespaceAddress)
+        try await serve.waitUntilStreaming()
+        let feed = try await serve.subscribe()
+        self.feed = feed
+        feeds.append(feed)
+    }
+
+    private func url(_ slot: Slot) -> String {
+        "https://\(network.hostAddress):\(ingestPorts[slot.ingest]!)/" + path(slot)
+    }
+
+    private func path(_ slot: Slot) -> String { "k\(slot.allocation)/g\(slot.generation)/" }
+
+    private func options(_ slot: Slot, expiry: Int? = nil) -> [String: Any] {
+        let trigger: TransportJSON.Trigger = switch slot.trigger {
+        case .continuous: .continuous
+        case .motion: .motion(initial: 2, augmentation: 1, max: 6, blind: 1)
+        case .command: .command(preRollMs: 0)
+        }
+        var options = TransportJSON.options(endpointID: endpointIDs[slot.ingest]!, ingestPort: ingestPorts[slot.ingest]!,
+                                            trigger: trigger, segmentMs: slot.segmentMs)
+        options["url"] = url(slot)
+        if let expiry { options["expiryTime"] = expiry }
+        return options
+    }
+
+    /// A command through the API, recorded with its answer (nil status: no answer in time).
+    @discardableResult
+    private func send(_ name: String, _ body: [String: Any], method: HTTPMethod = .POST, path: String? = nil) async -> UInt? {
+        do {
+            let (status, text) = try await serve.request(method, path ?? "/v1/cameras/cam1/commands/\(name)", JSON.text(body))
+            observations.commands.append(.init(name: name, status: status, body: text))
+            return status
+        } catch {
+            observations.commands.append(.init(name: name, status: nil, body: "\(error)"))
+            return nil
+        }
+    }
+
+    private func perform(_ action: ChaosSchedule.Action, windows: inout ThrowingTaskGroup<Void, any Error>) async throws {
+        switch action {
+        case .allocate(let index, let trigger, let ingest):
+            allocations += 1
+            var slot = Slot(connection: 0, allocation: allocations, generation: 1, ingest: ingest, trigger: trigger)
+            let from = Date()
+            let (status, text) = try await serve.request(.POST, "/v1/cameras/cam1/commands/allocatePushTransport",
+                                                         JSON.text(["transportOptions": options(slot)]))
+            observations.commands.append(.init(name: "allocatePushTransport", status: status, body: text))
+            guard status == 200,
+                  let body = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+                  let configuration = body["transportConfiguration"] as? [String: Any],
+                  let id = configuration["connectionID"] as? Int
+            else { return }
+            slot.connection = id
+            slots[index] = slot
+            observations.generations.append(.init(connection: id, path: path(slot), ingest: ingest, from: from))
+        case .modify(let index, let modification):
+            guard var slot = slots[index] else { return }
+            var replaced = false
+            switch modification {
+            case .moveTo(let ingest):
+                slot.ingest = ingest
+                slot.generation += 1
+                replaced = true
+            case .expiryOnly:
+                break
+            case .segmentDuration(let ms):
+                slot.segmentMs = ms
+            }
+            let from = Date()
+            let status = await send("modifyPushTransport", ["connectionID": slot.connection,
+                                                           "transportOptions": options(slot, expiry: modification == .expiryOnly ? 3600 : nil)])
+            guard status == 200 else { return }
+            if replaced {
+                close(slots[index]!)
+                observations.generations.append(.init(connection: slot.connection, path: path(slot), ingest: slot.ingest, from: from))
+            }
+            slots[index] = slot
+        case .setActive(let index, let active):
+            guard let slot = slots[index] else { return }
+            if await send("setTransportStatus", ["connectionID": slot.connection, "transportStatus": active ? 0 : 1]) == 200 {
+                slots[index]?.active = active
+            }
+        case .deallocate(let index):
+            guard let slot = slots[index] else { return }
+            if await send("deallocatePushTransport", ["connectionID": slot.connection]) == 200 {
+                close(slot)
+                slots[index] = nil
+            }
+        case .trigger(let index):
+            guard let slot = slots[index] else { return }
+            await send("manuallyTriggerTransport", [
+                "connectionID": slot.connection, "activationReason": 0,
+                "timeControl": ["initialDuration": 2, "augmentationDuration": 1, "maxDuration": 4, "blindDuration": 0],
+            ])
+        case .privacy(let on):
+            await send("softRecordingPrivacyModeEnabled", ["value": on], method: .PUT,
+                       path: "/v1/cameras/cam1/attributes/softRecordingPrivacyModeEnabled")
+        case .ingestDown(let ingest, let seconds):
+            try await open("down-\(ingest)") { await self.stopIngest(ingest) }
+            windows.addTask {
+                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                try await self.close("down-\(ingest)") { try await self.startIngest(ingest) }
+            }
+        case .ingestRefuses(let ingest, let times):
+            ingests[ingest]!.endpoint.inject(.status(401), times: times)
+        case .ingestRejectsOneObject(let ingest):
+            ingests[ingest]!.endpoint.inject(.status(400), times: 3, matching: "segment_1003.m4s")
+        case .ingestSlow(let ingest, let times):
+            ingests[ingest]!.endpoint.inject(.stall, times: times)
+        case .restart(let kill):
+            feed?.stop()
+            if kill {
+                _ = try await serve.stop(SIGKILL)
+            } else {
+                let exited = try await serve.stop(SIGTERM, timeout: .seconds(30))
+                if !exited { observations.commands.append(.init(name: "SIGTERM", status: nil, body: "still running after 30 s")) }
+            }
+            try await serve.shutdown()
+            try await start()
+        case .ioFault(let fault, let seconds):
+            let pid = serve.process.pid
+            let point = switch fault {
+            case .fsync: ("posix/io/sync/fsync", "enable name=posix/io/sync/fsync")
+            case .pwrite: ("posix/io/rw/pwrite", "enable_random name=posix/io/rw/pwrite,probability=0.05")
+            case .open: ("posix/io/oc/open", "enable_random name=posix/io/oc/open,probability=0.1")
+            }
+            try await open("fiu-\(point.0)") { try? await Self.fiuControl(pid, point.1) }
+            windows.addTask {
+                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                // A restart since ends the fault with the process it was set in.
+                try await self.close("fiu-\(point.0)") { try? await Self.fiuControl(pid, "disable name=\(point.0)") }
+            }
+        case .lossyLink(let seconds):
+            try await open("lossy") { try await self.network.setLossy(true) }
+            windows.addTask {
+                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                try await self.close("lossy") { try await self.network.setLossy(false) }
+            }
+        }
+    }
+
+    /// The replaced or deallocated destination of `slot` takes no more sessions from now on.
+    private func close(_ slot: Slot) {
+        let path = path(slot)
+        if let index = observations.generations.lastIndex(where: { $0.path == path }) {
+            observations.generations[index].until = Date()
+        }
+    }
+
+    /// Counted windows: the first opening applies `apply`, the last closing applies `undo`.
+    private func open(_ key: String, _ apply: () async throws -> Void) async throws {
+        let first = windows.withLock { windows in
+            windows[key, default: 0] += 1
+            return windows[key] == 1
+        }
+        if first { try await apply() }
+    }
+
+    private func close(_ key: String, _ undo: () async throws -> Void) async throws {
+        let last = windows.withLock { windows in
+            windows[key, default: 1] -= 1
+            return windows[key] == 0
+        }
+        if last { try await undo() }
+    }
+
+    private func stopIngest(_ ingest: Ingest) async {
+        let server = servers.withLock { $0.removeValue(forKey: ingest) }
+        await server?.stop()
+    }
+
+    private func startIngest(_ ingest: Ingest) async throws {
+        let server = try await ingests[ingest]!.start(port: ingestPorts[ingest]!, host: network.hostAddress)
+        servers.withLock { $0[ingest] = server }
+    }
+
+    static func fiuControl(_ pid: Int32, _ command: String) async throws {
+        _ = try await Shell.run("fiu-ctrl -c '\(command)' \(pid)")
+    }
+
+    // MARK: The end
+
+    /// Clears every fault, checks that Continuous transports record again, lets the spool drain, stops the process
+    /// gracefully and reads its whole event log.
+    private func heal() async throws {
+        try await network.setLossy(false)
+        let healed = ContinuousClock.now
+        for slot in slots.values where slot.trigger == .continuous && slot.active {
+            var recording = false
+            while ContinuousClock.now - healed < .seconds(5), !recording {
+                recording = (try? await isRecording(slot.connection)) ?? false
+                if !recording { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            observations.recovered[slot.connection] = recording
+        }
+        // Deliveries: the backoff is at most 2 s here, so a minute is plenty for what waits.
+        let drained = ContinuousClock.now
+        while ContinuousClock.now - drained < .seconds(60) {
+            if let pending = try? await serve.pendingUploads(), pending == 0 { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        feed?.stop()
+        _ = try await serve.stop(SIGTERM, timeout: .seconds(30))
+        try await serve.shutdown()
+        // A last start reads the event log (and would send any End the last stop still owed).
+        try await start()
+        var events: [UInt64: ChaosObservations.Event] = [:]
+        for event in feeds.flatMap(\.events) {
+            guard let number = event.number else { continue }
+            events[number] = .init(number: number, time: event.received, isBegin: event.isBegin, connection: event.connectionID,
+                                   session: event.session)
+        }
+        var after: UInt64 = 0
+        while true {
+            let (status, text) = try await serve.request(.GET, "/v1/cameras/cam1/events?since=\(after)&limit=1000",
+                                                         headers: [("Accept", "application/json")])
+            guard status == 200, let page = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+                  let entries = page["events"] as? [[String: Any]] else { throw TestFailure("event log: \(status) \(text)") }
+            for entry in entries {
+                guard let number = (entry["number"] as? NSNumber)?.uint64Value, let type = entry["type"] as? String,
+                      let fields = entry["event"] as? [String: Any], let time = entry["time"] as? String,
+                      type == "PushTransportBegin" || type == "PushTransportEnd" else { continue }
+                // The log keeps whole seconds: the middle of that second, unless the live stream saw it (its time).
+                if events[number] != nil { continue }
+                events[number] = .init(number: number, time: (ISO8601DateFormatter().date(from: time) ?? .distantPast) + 0.5,
+                                       isBegin: type == "PushTransportBegin", connection: fields["connectionID"] as? Int ?? -1,
+                                       session: fields["cmafSessionNumber"] as? Int ?? -1)
+            }
+            guard entries.count == 1000, let next = (page["next"] as? NSNumber)?.uint64Value else { break }
+            after = next
+        }
+        observations.events = events.values.sorted { $0.number < $1.number }
+        for ingest in Ingest.allCases { observations.stored[ingest] = ingests[ingest]!.endpoint.storedPaths }
+        observations.logLines = (1...runs).flatMap { run in
+            ((try? String(contentsOf: directory.appendingPathComponent("serve-\(run).log"), encoding: .utf8)) ?? "")
+                .split(separator: "\n").map(String.init)
+        }
+    }
+
+    private func isRecording(_ connection: Int) async throws -> Bool {
+        let transports = try await serve.camera()["transports"] as? [[String: Any]] ?? []
+        return transports.contains { ($0["connectionID"] as? Int) == connection && $0["recordingSession"] != nil }
+    }
+}
+
+/// The network namespace `pushav serve` runs in during a chaos run, and the lossy link to its ingests.
+final class ChaosNetwork: @unchecked Sendable {
+    // @unchecked: `ingestPorts` is set once before the run, `lossy` only from the run's tasks in turn.
+    let name: String
+    let hostAddress: String
+    let namespaceAddress: String
+    private let hostLink: String
+    private let namespaceLink: String
+    var ingestPorts: [Int] = []
+    /// `tc netem` (loss and delay) when the kernel has it, else an nftables rule dropping packets at random.
+    private(set) var method = ""
+
+    var launcher: [String] { ["/usr/sbin/ip", "netns", "exec", name] }
+
+    init(index: Int) {
+        let n = index % 200 + 20
+        name = "pushav-chaos-\(getpid())-\(index)"
+        hostLink = "pvh\(getpid() % 10000)x\(index)"
+        namespaceLink = "pvn\(getpid() % 10000)x\(index)"
+        hostAddress = "10.231.\(n).1"
+        namespaceAddress = "10.231.\(n).2"
+    }
+
+    func create() async throws {
+        _ = try await Shell.run("""
+            set -e
+            ip netns add \(name)
+            ip link add \(hostLink) type veth peer name \(namespaceLink)
+            ip link set \(namespaceLink) netns \(name)
+            ip addr add \(hostAddress)/24 dev \(hostLink)
+            ip link set \(hostLink) up
+            ip netns exec \(name) ip addr add \(namespaceAddress)/24 dev \(namespaceLink)
+            ip netns exec \(name) ip link set \(namespaceLink) up
+            ip netns exec \(name) ip link set lo up
+            """)
+        let netem = try? await Shell.run("ip netns exec \(name) tc qdisc add dev \(namespaceLink) root netem delay 1ms "
+                                         + "&& ip netns exec \(name) tc qdisc del dev \(namespaceLink) root")
+        method = netem != nil ? "tc netem" : "nftables"
+    }
+
+    func destroy() async {
+        _ = try? await Shell.run("ip netns del \(name); ip link del \(hostLink) 2>/dev/null || true")
+    }
+
+    /// Drops 10 % of the packets between `pushav serve` and its ingests (both ways), with netem also 40 ms ± 20 ms of
+    /// delay; the API's packets pass untouched.
+    func setLossy(_ on: Bool) async throws {
+        let ports = ingestPorts.map(String.init).joined(separator: ", ")
+        let exec = "ip netns exec \(name)"
+        if method == "tc netem" {
+            // A prio qdisc sends the ingests' traffic (by destination address) to the netem band only.
+            _ = try await Shell.run(on ? """
+                \(exec) tc qdisc add dev \(namespaceLink) root handle 1: prio
+                \(exec) tc qdisc add dev \(namespaceLink) parent 1:3 handle 30: netem loss 10% delay 40ms 20ms
+                \(exec) tc filter add dev \(namespaceLink) protocol ip parent 1:0 prio 3 u32 match ip dst \(hostAddress)/32 flowid 1:3
+                """ : "\(exec) tc qdisc del dev \(namespaceLink) root 2>/dev/null || true")
+        } else {
+            _ = try await Shell.run(on ? """
+                \(exec) nft add table inet chaos
+                \(exec) nft add chain inet chaos out '{ type filter hook output priority 0; }'
+                \(exec) nft add chain inet chaos in '{ type filter hook input priority 0; }'
+                \(exec) nft add rule inet chaos out ip daddr \(hostAddress) tcp dport '{ \(ports) }' numgen random mod 100 '<' 10 drop
+                \(exec) nft add rule inet chaos in ip saddr \(hostAddress) tcp sport '{ \(ports) }' numgen random mod 100 '<' 10 drop
+                """ : "\(exec) nft delete table inet chaos 2>/dev/null || true")
+        }
+    }
+}
