@@ -211,6 +211,8 @@ let package = Package(
             name: "IngestTests",
             dependencies: [
                 "Ingest", "IngestServer", "CMAF", "Recorder", "MediaIO", "TestSupport",
+                // The engine in process, where a test changes what the API cannot (a TLS endpoint replaced).
+                "Sidecar", "TransportModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

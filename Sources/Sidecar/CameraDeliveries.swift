@@ -21,7 +21,7 @@ final class CameraDeliveries: Sendable {
     private let spool: SegmentSpool
     private let logger: Logger
     /// Told when a destination is forgotten (its credentials may be pruned now).
-    private let destinationForgotten: @Sendable (String) -> Void
+    private let destinationForgotten: @Sendable (String) async -> Void
     private let state = Mutex(State())
     private let starts: AsyncStream<Delivery>
     private let startsContinuation: AsyncStream<Delivery>.Continuation
@@ -66,7 +66,7 @@ final class CameraDeliveries: Sendable {
     }
 
     init(spool: SegmentSpool, retiredPatience: Duration, logger: Logger,
-         destinationForgotten: @escaping @Sendable (String) -> Void = { _ in }) {
+         destinationForgotten: @escaping @Sendable (String) async -> Void = { _ in }) {
         self.spool = spool
         self.retiredPatience = retiredPatience
         self.logger = logger
@@ -181,7 +181,7 @@ final class CameraDeliveries: Sendable {
                 "unconfirmed": "\(summary.unconfirmed)", "lost": "\(summary.lost)", "complete": "\(summary.complete)",
             ])
         }
-        if forgotten { destinationForgotten(key) }
+        if forgotten { await destinationForgotten(key) }
         delivery.ended.open()
     }
 

@@ -69,7 +69,7 @@ final class CameraService: Service, Sendable {
          recorder: CameraRecorder, attributes: CameraAttributes, attributesFile: URL, spool: SegmentSpool,
          uploadPolicy: UploadPolicy, retiredPatience: Duration, logger: Logger,
          privateKey: @escaping @Sendable (String) async -> Data? = { _ in nil },
-         destinationForgotten: @escaping @Sendable (String) -> Void = { _ in }) {
+         destinationForgotten: @escaping @Sendable (String) async -> Void = { _ in }) {
         self.configuration = configuration
         self.server = server
         self.store = store

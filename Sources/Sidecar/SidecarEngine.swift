@@ -10,7 +10,7 @@ import TransportModel
 import TransportStore
 
 /// `pushav serve` without its HTTP layer: per configured camera a Push AV Stream Transport cluster instance (its
-/// state in SQLite), a ``CameraRecorder``, and per allocated connection a ``ConnectionUpload`` through one durable
+/// state in SQLite), a ``CameraRecorder``, and per destination a ``DestinationUpload`` through one durable
 /// spool. Commands arrive through ``transport(camera:)``; what they change reaches the recorders and uploaders from
 /// the cluster's change stream, so the HTTP API and the tests drive exactly the same path.
 public final class SidecarEngine: SidecarControl, Service {
@@ -86,10 +86,8 @@ public final class SidecarEngine: SidecarControl, Service {
                 retiredPatience: .seconds(configuration.retiredDeliveryPatienceSeconds), logger: logger,
                 privateKey: { reference in try? await offPool { try credentials.key(for: reference) } ?? nil },
                 destinationForgotten: { [keyPruning, logger] _ in
-                    Task {
-                        do { try await keyPruning.prune() } catch {
-                            logger.warning("a forgotten destination's key could not be pruned yet", metadata: ["error": "\(error)"])
-                        }
+                    do { try await keyPruning.prune() } catch {
+                        logger.warning("a forgotten destination's key could not be pruned yet", metadata: ["error": "\(error)"])
                     }
                 }))
             keyPruning.add(server)
@@ -98,7 +96,7 @@ public final class SidecarEngine: SidecarControl, Service {
         unreachableSpool = await Self.adoptSpool(spool: spool, cameras: cameras, logger: logger)
         try await pruneEndpointKeys()
         // No BUSY from this sidecar (README "BUSY and give-ups"): what a connection recorded before a Modify,
-        // Deallocate or Inactive is handed to a detached delivery, so the cluster's uploads-pending query keeps its
+        // Deallocate or Inactive stays with its own destination's delivery, so the cluster's uploads-pending query keeps its
         // default (nothing pending) and a controller is never locked out.
     }
 

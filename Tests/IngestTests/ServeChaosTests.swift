@@ -31,10 +31,11 @@ import TestSupport
         let violations = ChaosChecker.violations(observations)
         let begins = observations.events.filter(\.isBegin).count
         let stored = observations.stored.values.map(\.count).reduce(0, +)
-        print("chaos seed \(seed): \(schedule.steps.count) steps, \(begins) recordings, \(stored) objects stored, "
-              + "lossy link by \(network.method), \(violations.count) violations")
+        let kinds = Dictionary(grouping: schedule.steps, by: { "\($0.action)".prefix { $0 != "(" } }).mapValues(\.count)
+        print("chaos seed \(seed): \(schedule.steps.count) steps (\(kinds.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))), "
+              + "\(begins) recordings, \(stored) objects stored, lossy link by \(network.method), \(violations.count) violations, logs \(directory.path)")
         if violations.isEmpty {
-            try? FileManager.default.removeItem(at: directory)
+            if ProcessInfo.processInfo.environment["PUSHAV_CHAOS_KEEP"] == nil { try? FileManager.default.removeItem(at: directory) }
         } else {
             Issue.record("""
                 seed \(seed): \(violations.count) invariant(s) broken (rerun: Scripts/chaos --seed \(seed); logs in \(directory.path)):

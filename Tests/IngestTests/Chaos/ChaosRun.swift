@@ -197,9 +197,12 @@ final class ChaosRun: @unchecked Sendable {
                 "connectionID": slot.connection, "activationReason": 0,
                 "timeControl": ["initialDuration": 2, "augmentationDuration": 1, "maxDuration": 4, "blindDuration": 0],
             ])
-        case .privacy(let on):
-            await send("softRecordingPrivacyModeEnabled", ["value": on], method: .PUT,
-                       path: "/v1/cameras/cam1/attributes/softRecordingPrivacyModeEnabled")
+        case .privacy(let seconds):
+            try await open("privacy") { await self.setPrivacy(true) }
+            windows.addTask {
+                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                try await self.close("privacy") { await self.setPrivacy(false) }
+            }
         case .ingestDown(let ingest, let seconds):
             try await open("down-\(ingest)") { await self.stopIngest(ingest) }
             windows.addTask {
@@ -209,7 +212,8 @@ final class ChaosRun: @unchecked Sendable {
         case .ingestRefuses(let ingest, let times):
             ingests[ingest]!.endpoint.inject(.status(401), times: times)
         case .ingestRejectsOneObject(let ingest):
-            ingests[ingest]!.endpoint.inject(.status(400), times: 3, matching: "segment_1003.m4s")
+            // More refusals than the uploader takes before it gives the object up (every segment 1003 while they last).
+            ingests[ingest]!.endpoint.inject(.status(400), times: 8, matching: "segment_1003.m4s")
         case .ingestSlow(let ingest, let times):
             ingests[ingest]!.endpoint.inject(.stall, times: times)
         case .restart(let kill):
@@ -225,9 +229,10 @@ final class ChaosRun: @unchecked Sendable {
         case .ioFault(let fault, let seconds):
             let pid = serve.process.pid
             let point = switch fault {
-            case .fsync: ("posix/io/sync/fsync", "enable name=posix/io/sync/fsync")
-            case .pwrite: ("posix/io/rw/pwrite", "enable_random name=posix/io/rw/pwrite,probability=0.05")
-            case .open: ("posix/io/oc/open", "enable_random name=posix/io/oc/open,probability=0.1")
+            // fsync and fdatasync (SQLite's) alike.
+            case .fsync: ("posix/io/sync/*", "enable name=posix/io/sync/*")
+            case .pwrite: ("posix/io/rw/pwrite", "enable_random name=posix/io/rw/pwrite,probability=0.1")
+            case .open: ("posix/io/oc/open", "enable_random name=posix/io/oc/open,probability=0.2")
             }
             try await open("fiu-\(point.0)") { try? await Self.fiuControl(pid, point.1) }
             windows.addTask {
@@ -242,6 +247,11 @@ final class ChaosRun: @unchecked Sendable {
                 try await self.close("lossy") { try await self.network.setLossy(false) }
             }
         }
+    }
+
+    private func setPrivacy(_ on: Bool) async {
+        await send("softRecordingPrivacyModeEnabled", ["value": on], method: .PUT,
+                   path: "/v1/cameras/cam1/attributes/softRecordingPrivacyModeEnabled")
     }
 
     /// The replaced or deallocated destination of `slot` takes no more sessions from now on.

@@ -24,11 +24,11 @@ struct ChaosSchedule: Sendable, CustomStringConvertible {
     }
 
     enum IOFault: String, Sendable, CaseIterable {
-        /// Every fsync fails.
+        /// Every fsync and fdatasync fails.
         case fsync
-        /// 5 % of positioned writes fail (SQLite's pages).
+        /// 10 % of positioned writes fail (SQLite's pages).
         case pwrite
-        /// 10 % of file opens fail.
+        /// 20 % of file opens fail.
         case open
     }
 
@@ -38,12 +38,13 @@ struct ChaosSchedule: Sendable, CustomStringConvertible {
         case setActive(slot: Int, Bool)
         case deallocate(slot: Int)
         case trigger(slot: Int)
-        case privacy(Bool)
+        /// Soft recording privacy on for this long, then off again.
+        case privacy(seconds: Double)
         /// The ingest is gone (not listening) for this long.
         case ingestDown(Ingest, seconds: Double)
         /// The ingest answers 401 to the next `times` requests.
         case ingestRefuses(Ingest, times: Int)
-        /// The ingest answers 400 to every attempt at one object (it is given up).
+        /// The ingest answers 400 to every attempt at the segments numbered 1003 for a while (given up).
         case ingestRejectsOneObject(Ingest)
         /// The ingest holds the next `times` answers past the client's deadline.
         case ingestSlow(Ingest, times: Int)
@@ -74,7 +75,6 @@ struct ChaosSchedule: Sendable, CustomStringConvertible {
         self.seed = seed
         var random = SeededGenerator(seed: seed)
         var allocated: [Int: Trigger] = [:]
-        var private_ = false
         var steps: [Step] = []
         var elapsed = 0.0
         func pick<T>(_ items: [T]) -> T { items[Int(random.next() % UInt64(items.count))] }
@@ -112,9 +112,8 @@ struct ChaosSchedule: Sendable, CustomStringConvertible {
                 action = .deallocate(slot: slot)
             case 35..<50 where slots.contains(where: { allocated[$0] != .continuous }):
                 action = .trigger(slot: pick(slots.filter { allocated[$0] != .continuous }))
-            case 50..<56:
-                private_.toggle()
-                action = .privacy(private_)
+            case 50..<55:
+                action = .privacy(seconds: 1 + Double(random.next() % 4))
             case 56..<64:
                 action = .ingestDown(pick(Ingest.allCases), seconds: 2 + Double(random.next() % 6))
             case 64..<70:
@@ -135,7 +134,6 @@ struct ChaosSchedule: Sendable, CustomStringConvertible {
             if case .trigger(slot: -1) = action { continue }
             steps.append(Step(after: after, action: action))
         }
-        if private_ { steps.append(Step(after: 0.5, action: .privacy(false))) }
         self.steps = steps
     }
 
