@@ -21,11 +21,29 @@ public struct StrictIngestRules: Sendable, Hashable {
     }
 
     public var interface: Interface
+    /// The track names each stream may use, by stream prefix (the path before `session_<N>`, e.g. `streams/1`; ""
+    /// for the root): the CSA server's expected track name of a stream (`POST /streams/{id}/trackName`, which the
+    /// TC-PAVSTI scripts set), as a set so a transport with video and audio can be expected whole. A stream without
+    /// an entry takes any name.
+    public var expectedTrackNames: [String: Set<String>]
 
-    public init(interface: Interface) { self.interface = interface }
+    public init(interface: Interface, expectedTrackNames: [String: Set<String>] = [:]) {
+        self.interface = interface
+        self.expectedTrackNames = expectedTrackNames
+    }
 
     /// Why `path` (with `body`) breaks the rules, given the files under `root`; nil when it does not.
     public func problem(_ path: IngestPath, body: [UInt8], root: URL) -> String? {
+        if !path.object.isManifest, let expected = expectedTrackNames[path.prefix.joined(separator: "/")],
+           !expected.contains(path.object.track) {
+            // The CSA server's words, so a log reads the same from either.
+            return "Track name mismatch: \(path.object.track) != \(expected.sorted().joined(separator: " or ")), "
+                + "must match TrackName provided in ContainerOptions"
+        }
+        return layoutProblem(path, body: body, root: root)
+    }
+
+    private func layoutProblem(_ path: IngestPath, body: [UInt8], root: URL) -> String? {
         let session = root.appendingPathComponent((path.prefix + ["session_\(path.object.session)"]).joined(separator: "/"))
         let manifest = session.appendingPathComponent("index.mpd")
         switch interface {

@@ -40,11 +40,16 @@ public final class SidecarEngine: SidecarControl, Service {
         }()
         let state = URL(fileURLWithPath: configuration.state)
         let camerasDirectory = state.appendingPathComponent("cameras")
-        try Self.claimStateFolder(state)
-        try FileManager.default.createDirectory(at: camerasDirectory, withIntermediateDirectories: true)
-        credentials = try TLSCredentialStore(directory: state.appendingPathComponent("tls"))
-        spool = try SegmentSpool(directory: state.appendingPathComponent("spool"),
-                                 capacity: configuration.spoolCapacityMiB << 20, logger: logger)
+        // Opening the stores reads, migrates and fsyncs SQLite files: off Swift's cooperative pool, like every later
+        // call into them.
+        (credentials, spool) = try await offPool {
+            try Self.claimStateFolder(state)
+            try FileManager.default.createDirectory(at: camerasDirectory, withIntermediateDirectories: true)
+            return (try TLSCredentialStore(directory: state.appendingPathComponent("tls")),
+                    try SegmentSpool(directory: state.appendingPathComponent("spool"),
+                                     capacity: configuration.spoolCapacityMiB << 20, logger: logger))
+        }
+        let credentials = self.credentials
         var cameras: [CameraService] = []
         let keyPruning = EndpointKeyPruning(credentials: credentials, spool: spool)
         self.keyPruning = keyPruning
@@ -52,20 +57,25 @@ public final class SidecarEngine: SidecarControl, Service {
             let store: TransportStore
             do {
                 // Private keys stay in the one owner-only credential store; the camera's store refers to them.
-                store = try TransportStore(path: camerasDirectory.appendingPathComponent("\(camera.id).sqlite").path,
-                                           privateKeys: credentials)
+                store = try await offPool {
+                    try TransportStore(path: camerasDirectory.appendingPathComponent("\(camera.id).sqlite").path,
+                                       privateKeys: credentials)
+                }
             } catch {
                 throw ServeError("cannot open the state of camera \(camera.id): \(error)")
             }
             // An event-log write that fails (disk full) is logged and counted; the event still goes out.
             let logFailures = Counter(label: "pushav_event_log_write_failures_total", dimensions: [("camera", camera.id)])
-            let server = try PushAVStreamTransportServer(
-                capabilities: Self.capabilities(of: camera), persistence: store, eventLog: store,
-                reportEventLogFailure: { [logger, id = camera.id] error in
-                    logger.error("event log write failed; the event is still delivered live",
-                                 metadata: ["camera": "\(id)", "error": "\(error)"])
-                    logFailures.increment()
-                })
+            // Its init loads the store (SQLite reads): off the pool too.
+            let server = try await offPool { [logger, id = camera.id, capabilities = Self.capabilities(of: camera)] in
+                try PushAVStreamTransportServer(
+                    capabilities: capabilities, persistence: store, eventLog: store,
+                    reportEventLogFailure: { error in
+                        logger.error("event log write failed; the event is still delivered live",
+                                     metadata: ["camera": "\(id)", "error": "\(error)"])
+                        logFailures.increment()
+                    })
+            }
             try await Self.register(camera, on: server, logger: logger)
             // A Begin the previous process sent and never ended (kill -9, power loss) gets its End now, in the log.
             for (connection, recording) in await server.endRecordingsInterruptedByTheLastStop() {
@@ -74,12 +84,11 @@ public final class SidecarEngine: SidecarControl, Service {
                 ])
             }
             let attributesFile = camerasDirectory.appendingPathComponent("\(camera.id).attributes.json")
-            let attributes = (try? JSONDecoder().decode(CameraAttributes.self, from: Data(contentsOf: attributesFile)))
+            let attributes = (try? await offPool { try JSONDecoder().decode(CameraAttributes.self, from: Data(contentsOf: attributesFile)) })
                 ?? CameraAttributes()
             let recorder = CameraRecorder(configuration: camera,
                                           output: state.appendingPathComponent("recording").appendingPathComponent(camera.id),
                                           zones: await server.currentRegistries.sortedZones, logger: logger)
-            let credentials = self.credentials
             cameras.append(CameraService(
                 configuration: camera, server: server, store: store, recorder: recorder, attributes: attributes,
                 attributesFile: attributesFile, spool: spool, uploadPolicy: uploadPolicy,

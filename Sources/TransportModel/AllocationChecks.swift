@@ -111,6 +111,11 @@ struct AllocationChecks {
         }
         if listsGiven { return try checkStreamLists(options) }
 
+        // Streams named by ID only (Matter 1.5, as the certification scripts allocate): the video track takes the
+        // transport's CMAF TrackName when it names one (not blank: the scripts' default is " "), the audio track
+        // keeps "audio" (see `TransportOptionsStruct.trackNames()` for the whole rule and why).
+        let trackName = options.containerOptions.cmafContainerOptions?.trackName
+        let videoName = trackName.flatMap(TransportOptionsStruct.nameOrBlank) ?? "video"
         var video: [VideoStreamStruct]?
         switch options.videoStreamID {
         case nil:
@@ -121,12 +126,12 @@ struct AllocationChecks {
                 .map(\.videoStreamID).min() else {
                 throw .im(.invalidInState, "videoStreamID: null, but no video stream is allocated for \(options.streamUsage)")
             }
-            video = [VideoStreamStruct(videoStreamName: "video", videoStreamID: chosen)]
+            video = [VideoStreamStruct(videoStreamName: videoName, videoStreamID: chosen)]
         case .value(let streamID)?:
             guard registries.videoStreams[streamID] != nil else {
                 throw .cluster(.invalidStream, "videoStreamID: \(streamID) is not an allocated video stream")
             }
-            video = [VideoStreamStruct(videoStreamName: "video", videoStreamID: streamID)]
+            video = [VideoStreamStruct(videoStreamName: videoName, videoStreamID: streamID)]
         }
         var audio: [AudioStreamStruct]?
         switch options.audioStreamID {

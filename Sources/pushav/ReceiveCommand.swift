@@ -57,13 +57,38 @@ struct ReceiveCommand: AsyncParsableCommand {
         valueName: "interface"))
     var strict: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "With --strict: the track names a stream may use, as PREFIX=NAME[,NAME…] (repeatable).",
+        discussion: "What the CSA test server's `POST /streams/{id}/trackName` sets and TC-PAVSTI-1.1/1.2 expect: e.g. --expect-track streams/1=media. PREFIX is the path before session_<N> (\"\" for the root: --expect-track =media). Any other name under that prefix answers 400 \"Track name mismatch\".",
+        valueName: "prefix=names"))
+    var expectTrack: [String] = []
+
     @Flag(name: .long, help: "Log each request (to stderr).")
     var verbose = false
+
+    /// `--expect-track` as prefix → names.
+    func expectedTrackNames() throws -> [String: Set<String>] {
+        var expected: [String: Set<String>] = [:]
+        for entry in expectTrack {
+            guard let equals = entry.firstIndex(of: "=") else {
+                throw ValidationError("--expect-track: PREFIX=NAME[,NAME…], got \"\(entry)\"")
+            }
+            let prefix = entry[..<equals].trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+            let names = entry[entry.index(after: equals)...].split(separator: ",").map(String.init)
+            guard !names.isEmpty, names.allSatisfy({ !$0.isEmpty && !$0.contains("/") }) else {
+                throw ValidationError("--expect-track: names are one path segment each, got \"\(entry)\"")
+            }
+            expected[prefix, default: []].formUnion(names)
+        }
+        return expected
+    }
 
     func validate() throws {
         if let strict, StrictIngestRules.Interface(rawValue: strict) == nil {
             throw ValidationError("--strict must be cmaf-ingest or dash, got \"\(strict)\"")
         }
+        if !expectTrack.isEmpty && strict == nil { throw ValidationError("--expect-track goes with --strict") }
+        _ = try expectedTrackNames()
         if strict != nil && insecureHttp {
             throw ValidationError("--strict needs TLS: the rules include a client certificate on every upload")
         }
@@ -89,7 +114,10 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.maximumBodySize = maxBodySize << 20
         configuration.validatesMedia = !noValidation
         configuration.http2 = http2
-        configuration.strict = strict.flatMap(StrictIngestRules.Interface.init(rawValue:)).map(StrictIngestRules.init)
+        let expected = try expectedTrackNames()
+        configuration.strict = strict.flatMap(StrictIngestRules.Interface.init(rawValue:)).map {
+            StrictIngestRules(interface: $0, expectedTrackNames: expected)
+        }
         let server: IngestServer
         do {
             server = try IngestServer(configuration: configuration, logger: logger)

@@ -385,11 +385,12 @@ struct ServeIngest {
     let root: URL
     let endpoint: ScriptedEndpoint
 
-    init(_ label: String = #function, strict: StrictIngestRules.Interface? = .cmafIngest, addresses: [String] = []) async throws {
+    init(_ label: String = #function, strict: StrictIngestRules.Interface? = .cmafIngest, addresses: [String] = [],
+         expectedTrackNames: [String: Set<String>] = [:]) async throws {
         directory = try Fixtures.scratchDirectory(label)
         pki = try await TestPKI.make(in: directory.appendingPathComponent("pki"), addresses: addresses)
         root = directory.appendingPathComponent("received")
-        endpoint = ScriptedEndpoint(root: root, strict: strict)
+        endpoint = ScriptedEndpoint(root: root, strict: strict, expectedTrackNames: expectedTrackNames)
     }
 
     func start(port: Int = 0, host: String = "127.0.0.1") async throws -> RunningServer {
@@ -434,11 +435,11 @@ struct ServeScenario {
     /// directory removed in every case.
     static func run(
         _ label: String = #function, media: String = ServeEndToEndTests.media, source: String? = nil, camera: String = "",
-        strict: StrictIngestRules.Interface = .cmafIngest,
+        strict: StrictIngestRules.Interface = .cmafIngest, expectedTrackNames: [String: Set<String>] = [:],
         diagnostics: () -> String = { "" }, sourceLocation: SourceLocation = #_sourceLocation,
         _ body: (ServeScenario) async throws -> Void
     ) async throws {
-        let ingest = try await ServeIngest(label, strict: strict)
+        let ingest = try await ServeIngest(label, strict: strict, expectedTrackNames: expectedTrackNames)
         defer { try? FileManager.default.removeItem(at: ingest.directory) }
         let server = try await ingest.start()
         let serve: Serve

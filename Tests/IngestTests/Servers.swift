@@ -70,9 +70,10 @@ final class ScriptedEndpoint: Sendable {
     let store: IngestStore
     private let state = Mutex<(faults: [(match: String, fault: Fault)], arrivals: [Arrival])>(([], []))
 
-    /// `strict`: the CSA test server's strict-mode rules on top (see ``StrictIngestRules``).
-    init(root: URL, strict: StrictIngestRules.Interface? = nil) {
-        store = IngestStore(root: root, strict: strict.map(StrictIngestRules.init))
+    /// `strict`: the CSA test server's strict-mode rules on top (see ``StrictIngestRules``), with the track names each
+    /// stream prefix may use.
+    init(root: URL, strict: StrictIngestRules.Interface? = nil, expectedTrackNames: [String: Set<String>] = [:]) {
+        store = IngestStore(root: root, strict: strict.map { StrictIngestRules(interface: $0, expectedTrackNames: expectedTrackNames) })
     }
 
     /// Queues `fault` for the next request whose path contains `match` ("" = any).

@@ -67,6 +67,30 @@ import TestSupport
         }
     }
 
+    /// The expected track names of a stream (what the CSA server's `trackName` sets): per stream prefix, a name outside
+    /// the set is refused with that server's words; manifests and other prefixes are not affected.
+    @Test(arguments: [
+        ("streams/1/session_1/media/media.init", 201), ("streams/1/session_1/media/segment_1001.m4s", 201),
+        ("streams/1/session_1/video/video.init", 400), ("streams/1/session_1/audio/segment_1001.m4s", 400),
+        ("streams/2/session_1/video/video.init", 201),
+    ] as [(String, Int)])
+    func expectedTrackNames(path: String, status: Int) throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let rules = StrictIngestRules(interface: .cmafIngest, expectedTrackNames: ["streams/1": ["media"]])
+        let store = IngestStore(root: directory, validatesMedia: false, strict: rules)
+        if path.hasSuffix(".m4s") {  // its header first
+            let header = path.replacingOccurrences(of: "segment_1001.m4s", with: "") + path.split(separator: "/")[3] + ".init"
+            _ = store.accept(path: header, body: Array("x".utf8))
+        }
+        let answer = store.accept(path: path, body: Array("x".utf8))
+        #expect(answer.status == status, "\(path): \(answer.message)")
+        if status == 400 {
+            #expect(answer.message.contains("Track name mismatch: ") && answer.message.contains(" != media, must match TrackName"),
+                    "\(answer.message)")
+        }
+    }
+
     @Test func strictNeedsTLS() {
         var configuration = IngestServer.Configuration(root: URL(fileURLWithPath: "/tmp/unused"), tls: nil)
         configuration.strict = StrictIngestRules(interface: .dash)

@@ -367,6 +367,8 @@ struct AllocateRevision2Tests {
         var options = continuousOptions()
         options.videoStreamID = .null
         options.audioStreamID = .null
+        // The script's default TrackName " " (a TrackName of spaces names nothing; "media" would name the video).
+        options.containerOptions.cmafContainerOptions?.trackName = " "
         let configuration = try await server.allocatePushTransport(options, fabric: fabric1)
         let stored = try #require(configuration.transportOptions)
         #expect(stored.videoStreams == [VideoStreamStruct(videoStreamName: "video", videoStreamID: videoStreamID)])

@@ -15,7 +15,8 @@ struct TrackNameTests {
         ("defaults", nil, nil, nil, .names(.init(video: "video", audio: "audio"))),
         ("trackName names video", "media", nil, nil, .names(.init(video: "media", audio: "audio"))),
         ("stream names win over trackName", "media", "front", "mic", .names(.init(video: "front", audio: "mic"))),
-        ("a space is a name (certification allocates \" \")", " ", nil, nil, .names(.init(video: " ", audio: "audio"))),
+        ("spaces are no name (certification allocates \" \")", " ", nil, nil, .names(.init(video: "video", audio: "audio"))),
+        ("a name with a space", "front door", nil, nil, .names(.init(video: "front door", audio: "audio"))),
         ("16 bytes", "abcdefghijklmnop", nil, nil, .names(.init(video: "abcdefghijklmnop", audio: "audio"))),
         ("17 bytes", "abcdefghijklmnopq", nil, nil, .refused(.constraintError)),
         ("empty", "", nil, nil, .refused(.constraintError)),
@@ -49,5 +50,31 @@ struct TrackNameTests {
         #expect(percentEncodedPathSegment("front door") == "front%20door")
         #expect(percentEncodedPathSegment("a?b#c%") == "a%3Fb%23c%25")
         #expect(percentEncodedPathSegment("cam-1_x.y~") == "cam-1_x.y~")
+    }
+}
+
+/// Allocation stores the names the rule gives (CurrentConnections shows them in VideoStreams / AudioStreams).
+@Suite("Track names at allocation")
+struct AllocatedTrackNameTests {
+    @Test(arguments: [("media", "media"), (" ", "video"), (nil, "video")] as [(String?, String)])
+    func legacyStreamsTakeTheTrackNameForVideo(trackName: String?, video: String) async throws {
+        let server = try makeServer()
+        var options = continuousOptions()
+        options.containerOptions.cmafContainerOptions?.trackName = trackName
+        let allocated = try await server.allocatePushTransport(options, fabric: fabric1)
+        let stored = try #require(allocated.transportOptions)
+        #expect(stored.videoStreams?.map(\.videoStreamName) == [video])
+        #expect(stored.audioStreams?.map(\.audioStreamName) == ["audio"])
+        #expect(try stored.trackNames() == TransportTrackNames(video: video, audio: "audio"))
+    }
+
+    @Test func namedStreamsKeepTheirNames() async throws {
+        let server = try makeServer()
+        var options = continuousOptions()
+        (options.videoStreamID, options.audioStreamID) = (nil, nil)
+        options.videoStreams = [VideoStreamStruct(videoStreamName: "front", videoStreamID: videoStreamID)]
+        options.audioStreams = [AudioStreamStruct(audioStreamName: "mic", audioStreamID: audioStreamID)]
+        let stored = try #require(try await server.allocatePushTransport(options, fabric: fabric1).transportOptions)
+        #expect(try stored.trackNames() == TransportTrackNames(video: "front", audio: "mic"))
     }
 }
