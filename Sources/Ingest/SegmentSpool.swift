@@ -10,6 +10,7 @@ public struct SpoolEntry: Sendable, Hashable {
     public var object: UploadObject
     public var bytes: Int
     public var createdAt: Date
+    /// Attempts as an older version journalled them (this one counts them in memory only: 0 for new objects).
     public var attempts: Int
     public var delivered: Bool
 }
@@ -411,13 +412,6 @@ public final class SegmentSpool: Sendable {
 
     // MARK: - Upload bookkeeping
 
-    public func recordAttempt(connection: String, object: UploadObject) throws {
-        try database.write { db in
-            try db.execute(sql: "UPDATE object SET attempts = attempts + 1 WHERE connection = ? AND session = ? AND track = ? AND number = ?",
-                           arguments: [connection, object.session, object.track, object.number])
-        }
-    }
-
     /// A delivered segment leaves the spool; a delivered header stays until its session is finished and drained.
     public func markDelivered(connection: String, object: UploadObject) throws {
         try database.write { db in
@@ -696,10 +690,6 @@ extension SegmentSpool {
 
     public func statistics(now: Date = Date()) async throws -> SpoolStatistics {
         try await BlockingIO.run { try self.statistics(now: now) }
-    }
-
-    public func recordAttempt(connection: String, object: UploadObject) async throws {
-        try await BlockingIO.run { try self.recordAttempt(connection: connection, object: object) }
     }
 
     public func markDelivered(connection: String, object: UploadObject) async throws {

@@ -441,7 +441,8 @@ public final class SegmentUploader: Sendable {
                     if !(await spoolReadFailed(track: track, decision: decision, error: error)) { return }
                     continue
                 }
-                try? await spool.recordAttempt(connection: connection, object: spooled)
+                // No journal commit per attempt (each one fsyncs the spool's WAL): the state machine counts attempts in
+                // memory, and no decision reads a stored count.
                 outcome = await put(spooled, body: .bytes(ByteBuffer(bytes: bytes)), timeout: policy.deadline(forBytes: size))
             case .live(let live, let body):
                 object = live.object

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOPosix
 import Logging
 import Prometheus
 import Sidecar
@@ -115,18 +116,12 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
                 headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
                 return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: page)))
             },
-            Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/clips/{connectionID}/{session}")) { _, context in
-                let (cameraID, _) = try transport(context)
-                let connection = try RequestReading.integer(UInt16.self, "connectionID", context)
-                let session = try RequestReading.integer(UInt64.self, "session", context)
-                // Only integers name a clip, and the file comes from the recorder's own list: no path from the request.
-                guard let file = await control.clipFile(camera: cameraID, connection: connection, session: session),
-                      FileManager.default.fileExists(atPath: file.path) else {
-                    throw APIError.notFound("session: camera \(cameraID) has no recent clip of connection \(connection) session \(session)")
-                }
-                var headers = HTTPFields()
-                headers[.contentType] = "video/mp4"
-                return Response(status: .ok, headers: headers, body: try await FileIO().loadFile(path: file.path, context: context))
+            Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/clips/{connectionID}/{session}")) { request, context in
+                try await clip(request, context, bodyless: false)
+            },
+            // HEAD: the same headers, no body (a player asks the size before its ranges).
+            Route(signature: .init(method: .head, path: "/v1/cameras/{camera}/clips/{connectionID}/{session}")) { request, context in
+                try await clip(request, context, bodyless: true)
             },
             Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg")) { _, context in
                 let (cameraID, _) = try transport(context)
@@ -443,6 +438,45 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
     }
 
     // MARK: - Shared
+
+    /// A recent clip's MP4, whole or a byte range of it (see ``ByteRanges``): `Accept-Ranges`, a strong ETag (size and
+    /// modification time: a clip's file is written once), 206 with `Content-Range`, 416 for a range past its end.
+    private func clip(_ request: Request, _ context: BasicRequestContext, bodyless: Bool) async throws -> Response {
+        let (cameraID, _) = try transport(context)
+        let connection = try RequestReading.integer(UInt16.self, "connectionID", context)
+        let session = try RequestReading.integer(UInt64.self, "session", context)
+        // Only integers name a clip, and the file comes from the recorder's own list: no path from the request.
+        let file = await control.clipFile(camera: cameraID, connection: connection, session: session)
+        let facts = try? await NIOThreadPool.singleton.runIfActive { () throws -> (size: Int, modified: Date)? in
+            guard let file else { return nil }
+            let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+            return ((attributes[.size] as? NSNumber)?.intValue ?? 0, attributes[.modificationDate] as? Date ?? Date())
+        }
+        guard let file, let facts = facts ?? nil else {
+            throw APIError.notFound("session: camera \(cameraID) has no recent clip of connection \(connection) session \(session)")
+        }
+        let etag = "\"\(facts.size)-\(Int64(facts.modified.timeIntervalSince1970 * 1000))\""
+        var headers = HTTPFields()
+        headers[.contentType] = "video/mp4"
+        headers[.acceptRanges] = "bytes"
+        headers[.eTag] = etag
+        headers[.lastModified] = JPEGResponse.httpDate(facts.modified)
+        switch ByteRanges.answer(range: request.headers[.range], ifRange: request.headers[.ifRange], etag: etag, size: facts.size) {
+        case .whole:
+            headers[.contentLength] = "\(facts.size)"
+            return Response(status: .ok, headers: headers,
+                            body: bodyless || facts.size == 0 ? .init() : try await FileIO().loadFile(path: file.path, context: context))
+        case .part(let range):
+            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(facts.size)"
+            headers[.contentLength] = "\(range.count)"
+            return Response(status: .partialContent, headers: headers,
+                            body: bodyless ? .init() : try await FileIO().loadFile(path: file.path, range: range, context: context))
+        case .unsatisfiable:
+            headers[.contentRange] = "bytes */\(facts.size)"
+            headers[.contentLength] = "0"
+            return Response(status: .rangeNotSatisfiable, headers: headers)
+        }
+    }
 
     private func transport(_ context: BasicRequestContext) throws -> (String, PushAVStreamTransportServer) {
         let cameraID = context.parameters.get("camera") ?? ""

@@ -18,7 +18,7 @@ import TestSupport
     /// Every documented operation but `/openapi.json`, which schemathesis does not test (it is the document). The
     /// event stream gets a run of its own: it never ends by itself, so each accepted request of it lasts until the
     /// request timeout; that run reads one event at most and has few examples and a short timeout.
-    static let operationsTested = 46
+    static let operationsTested = 47
     static let streamExamples = 5
 
     /// What the command line cannot say. `camera` is pinned to the configured camera so that requests get past the

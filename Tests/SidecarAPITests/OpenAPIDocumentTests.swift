@@ -22,7 +22,7 @@ import Testing
         let documented = Set(paths.flatMap { path, item in
             item.keys.filter(methods.contains).map { "\($0.uppercased()) \(path)" }
         })
-        #expect(routed.count == 48)
+        #expect(routed.count == 49)
         #expect(routed.subtracting(documented).isEmpty, "routes missing from openapi.json: \(routed.subtracting(documented).sorted())")
         #expect(documented.subtracting(routed).isEmpty, "documented but not routed: \(documented.subtracting(routed).sorted())")
     }
@@ -65,6 +65,6 @@ import Testing
                 operations += 1
             }
         }
-        #expect(operations == 48)
+        #expect(operations == 49)
     }
 }

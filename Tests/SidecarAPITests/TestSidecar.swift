@@ -123,7 +123,18 @@ final class TestSidecar: SidecarControl {
         _ = state.withLock { $0.endpoints[fabric]?.removeValue(forKey: endpointID) }
     }
 
-    func clipFile(camera: String, connection: UInt16, session: UInt64) async -> URL? { nil }
+    /// cam1's connection 1 session 3 has a recent clip: ``clipBytes`` in a file of its own.
+    func clipFile(camera: String, connection: UInt16, session: UInt64) async -> URL? {
+        camera == "cam1" && connection == 1 && session == 3 ? Self.clip : nil
+    }
+
+    /// 1000 bytes, each its offset modulo 251 (any range of them is recognisable).
+    static let clipBytes = (0..<1000).map { UInt8($0 % 251) }
+    static let clip: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("pushav-test-clip-\(getpid()).mp4")
+        FileManager.default.createFile(atPath: url.path, contents: Data(clipBytes))
+        return url
+    }()
 
     /// The bytes the image routes answer with (a JPEG's start and end markers around a comment: the API passes them on).
     static let jpeg = Data([0xFF, 0xD8, 0xFF, 0xFE, 0x00, 0x06, 0x74, 0x65, 0x73, 0x74, 0xFF, 0xD9])

@@ -1,0 +1,84 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+@testable import SidecarAPI
+import Testing
+
+/// HTTP Range on the clip route (RFC 9110 §14), by table: the parser alone, then the real route.
+@Suite struct ByteRangeTests {
+    static let etag = #""1000-42""#
+
+    @Test(arguments: [
+        (nil, nil, ByteRanges.Answer.whole),
+        ("bytes=0-1", nil, .part(0...1)),
+        ("bytes=100-", nil, .part(100...999)),
+        ("bytes=-100", nil, .part(900...999)),
+        ("bytes=-5000", nil, .part(0...999)),
+        ("bytes=990-5000", nil, .part(990...999)),
+        ("bytes=0-0,10-20", nil, .part(0...20)),         // several ranges: one part covering them
+        ("bytes=1000-", nil, .unsatisfiable),
+        ("bytes=5000-6000,7000-", nil, .unsatisfiable),
+        ("bytes=-0", nil, .unsatisfiable),
+        ("bytes=1000-,0-1", nil, .part(0...1)),          // the satisfiable one
+        ("bytes=5-1", nil, .whole),                      // invalid: ignored
+        ("bytes=a-b", nil, .whole),
+        ("bytes=", nil, .whole),
+        ("items=0-1", nil, .whole),                      // unknown unit: ignored
+        (" Bytes=2-3 ", nil, .part(2...3)),
+        ("bytes=0-1", #""1000-42""#, .part(0...1)),      // If-Range matches
+        ("bytes=0-1", #""999-42""#, .whole),             // the file changed: all of it
+        ("bytes=0-1", "Wed, 21 Oct 2015 07:28:00 GMT", .whole),
+    ] as [(String?, String?, ByteRanges.Answer)])
+    func answer(range: String?, ifRange: String?, expected: ByteRanges.Answer) {
+        #expect(ByteRanges.answer(range: range, ifRange: ifRange, etag: Self.etag, size: 1000) == expected)
+    }
+
+    @Test func anEmptyFileHasNoRange() {
+        #expect(ByteRanges.answer(range: "bytes=0-1", ifRange: nil, etag: Self.etag, size: 0) == .unsatisfiable)
+        #expect(ByteRanges.answer(range: "bytes=-1", ifRange: nil, etag: Self.etag, size: 0) == .unsatisfiable)
+    }
+
+    /// (method, Range, expected status, Content-Range, the bytes answered)
+    static let routeCases: [(HTTPRequest.Method, String?, HTTPResponse.Status, String?, ClosedRange<Int>?)] = [
+        (.get, nil, .ok, nil, 0...999),
+        (.get, "bytes=0-1", .partialContent, "bytes 0-1/1000", 0...1),
+        (.get, "bytes=500-", .partialContent, "bytes 500-999/1000", 500...999),
+        (.get, "bytes=-10", .partialContent, "bytes 990-999/1000", 990...999),
+        (.get, "bytes=2000-", .rangeNotSatisfiable, "bytes */1000", nil),
+        (.head, nil, .ok, nil, nil),
+        (.head, "bytes=0-9", .partialContent, "bytes 0-9/1000", nil),
+    ]
+
+    @Test(arguments: routeCases.indices)
+    func theClipRouteAnswersRanges(_ index: Int) async throws {
+        let (method, range, status, contentRange, bytes) = Self.routeCases[index]
+        try await withAPI { _, client in
+            var headers = HTTPFields()
+            if let range { headers[.range] = range }
+            let response = try await client.execute(uri: "/v1/cameras/cam1/clips/1/3", method: method, headers: headers)
+            #expect(response.status == status)
+            #expect(response.headers[.acceptRanges] == "bytes" && response.headers[.contentType] == "video/mp4")
+            #expect(response.headers[.contentRange] == contentRange)
+            #expect(response.headers[.eTag]?.hasPrefix("\"1000-") == true)
+            let expectedLength = bytes?.count ?? (status == .rangeNotSatisfiable ? 0 : method == .head && range == nil ? 1000 : 10)
+            #expect(response.headers[.contentLength] == "\(expectedLength)")
+            #expect(Array(buffer: response.body) == bytes.map { Array(TestSidecar.clipBytes[$0]) } ?? [])
+        }
+    }
+
+    @Test func ifRangeWithTheCurrentETagGetsThePartAnotherGetsTheWhole() async throws {
+        try await withAPI { _, client in
+            let first = try await client.execute(uri: "/v1/cameras/cam1/clips/1/3", method: .get)
+            let etag = try #require(first.headers[.eTag])
+            var headers = HTTPFields()
+            headers[.range] = "bytes=0-3"
+            headers[.ifRange] = etag
+            #expect(try await client.execute(uri: "/v1/cameras/cam1/clips/1/3", method: .get, headers: headers).status == .partialContent)
+            headers[.ifRange] = #""stale""#
+            let whole = try await client.execute(uri: "/v1/cameras/cam1/clips/1/3", method: .get, headers: headers)
+            #expect(whole.status == .ok && whole.body.readableBytes == 1000)
+            #expect(try await client.execute(uri: "/v1/cameras/cam1/clips/1/4", method: .get).status == .notFound)
+        }
+    }
+}
