@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a recording hands to the uploader, in the order it happens (mirrors the recorder's `RecordingEvent`, so
 /// this module needs no FFmpeg).
 public enum IngestEvent: Sendable {
@@ -14,13 +16,33 @@ public enum IngestEvent: Sendable {
     /// The session's writer failed: its open segments will never be finished. Their live uploads are aborted (never
     /// completed as truncated objects); what was spooled of the session is still delivered.
     case sessionAbandoned(session: Int)
+    /// A recording kept for the status page (``SegmentSpool/keepRecent(_:connection:track:started:owner:)``) ended:
+    /// what the page shows of it; nil when it produced nothing (dropped), so it is not kept.
+    case recentFinished(session: Int, RecentSummary?)
 
     /// The session the event belongs to.
     public var session: Int {
         switch self {
         case .header(let session, _, _), .chunk(let session, _, _, _), .segment(let session, _, _, _),
-             .manifest(let session, _, _), .sessionFinished(let session), .sessionAbandoned(let session):
+             .manifest(let session, _, _), .sessionFinished(let session), .sessionAbandoned(let session),
+             .recentFinished(let session, _):
             session
         }
+    }
+}
+
+/// How a recent recording ended, for the status page.
+public struct RecentSummary: Sendable, Hashable {
+    public var ended: Date
+    public var endReason: String?
+    public var triggerType: String?
+    /// Seconds from its first picture to its trigger.
+    public var triggerOffset: Double?
+
+    public init(ended: Date, endReason: String?, triggerType: String?, triggerOffset: Double?) {
+        self.ended = ended
+        self.endReason = endReason
+        self.triggerType = triggerType
+        self.triggerOffset = triggerOffset
     }
 }

@@ -26,6 +26,33 @@ public enum SessionDelivery: Sendable, Hashable {
     case givenUp([UploadObject])
 }
 
+/// A recording the spool keeps after delivery for the status page (see ``SegmentSpool/keepRecent(_:connection:track:started:owner:)``).
+public struct RecentRecording: Sendable, Hashable {
+    /// The spool label (destination) its objects are under.
+    public var connection: String
+    /// `camera/connection`.
+    public var owner: String
+    public var session: Int
+    /// The track kept (the video's).
+    public var track: String
+    public var started: Date
+    public var ended: Date?
+    public var endReason: String?
+    public var triggerType: String?
+    public var triggerOffset: Double?
+    public var hasThumbnail: Bool
+    /// Bytes of its track on disk so far.
+    public var bytes: Int
+    /// Its recording ended (the page lists it as a clip).
+    public var finished: Bool
+}
+
+/// One file of a recent recording (Sendable across the blocking-I/O pool).
+struct RecentFile: Sendable {
+    var file: URL
+    var bytes: Int
+}
+
 /// One connection's share of the spool, for status pages.
 public struct ConnectionQueue: Sendable, Hashable {
     /// Objects not yet delivered.
@@ -57,6 +84,10 @@ public struct SpoolStatistics: Sendable, Hashable {
 public final class SegmentSpool: Sendable {
     public let directory: URL
     public let capacity: Int
+    /// How much the recent recordings may hold: bytes on disk and sessions. Past either the oldest go first. An
+    /// undelivered object never gives way to them: eviction for space takes recent recordings before anything waiting.
+    public let recentBytes: Int
+    public let recentSessions: Int
     private let database: DatabasePool
     private let logger: Logger
     /// Connections whose queue gauges were last published non-empty; held while publishing, so two publishers
@@ -67,9 +98,12 @@ public final class SegmentSpool: Sendable {
 
     /// Opens (or creates) the spool and drops journal rows whose file vanished and files no row mentions (a crash
     /// between rename and journal insert leaves such an orphan; it was never handed to the uploader).
-    public init(directory: URL, capacity: Int = 1 << 30, logger: Logger = Logger(label: "pushav.spool")) throws {
+    public init(directory: URL, capacity: Int = 1 << 30, recentBytes: Int = 256 << 20, recentSessions: Int = 100,
+                logger: Logger = Logger(label: "pushav.spool")) throws {
         self.directory = directory
         self.capacity = capacity
+        self.recentBytes = recentBytes
+        self.recentSessions = recentSessions
         self.logger = logger
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("objects"), withIntermediateDirectories: true)
         freeSpaceReserve = Self.reserve(for: directory)
@@ -110,6 +144,17 @@ public final class SegmentSpool: Sendable {
                     key TEXT PRIMARY KEY NOT NULL, owner TEXT NOT NULL, url TEXT NOT NULL, fabric INTEGER,
                     trusted BLOB, chain BLOB NOT NULL, keyReference TEXT, created REAL NOT NULL, retired REAL);
                 CREATE INDEX given_up_at ON given_up (at);
+                """)
+        }
+        // v4: recent recordings — delivered sessions kept for the status page (their track's objects stay on disk
+        // instead of a second copy being written). Spools written before open with none.
+        migrator.registerMigration("v4-recent") { db in
+            try db.execute(sql: """
+                CREATE TABLE recent (
+                    connection TEXT NOT NULL, session INTEGER NOT NULL, track TEXT NOT NULL, owner TEXT NOT NULL,
+                    started REAL NOT NULL, ended REAL, endReason TEXT, triggerType TEXT, triggerOffset REAL,
+                    thumbnail BLOB, finished INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (connection, session)) WITHOUT ROWID;
                 """)
         }
         try migrator.migrate(database)
@@ -233,7 +278,9 @@ public final class SegmentSpool: Sendable {
                 """, arguments: [key]) ?? true
             let retired = try Bool.fetchOne(db, sql: "SELECT retired IS NOT NULL FROM destination WHERE key = ?",
                                             arguments: [key]) ?? false
-            guard !waiting, retired else { return false }
+            // Its recent recordings keep it (and its description) until they go.
+            let kept = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM recent WHERE connection = ?)", arguments: [key]) ?? false
+            guard !waiting, retired, !kept else { return false }
             try db.execute(sql: "DELETE FROM object WHERE connection = ?", arguments: [key])
             try db.execute(sql: "DELETE FROM destination WHERE key = ?", arguments: [key])
             return true
@@ -286,6 +333,130 @@ public final class SegmentSpool: Sendable {
                   AND session < (SELECT max(s.session) FROM session s WHERE s.connection = session.connection) - ?
                 """, arguments: [Self.sessionRecordsKept])
         }
+    }
+
+    // MARK: - Recent recordings
+
+    /// A recording that is kept once delivered: `track`'s header and segments stay on disk (marked delivered) so the
+    /// status page plays them, instead of a second copy being written. Call when the session begins, before any of its
+    /// objects is stored.
+    public func keepRecent(_ session: Int, connection: String, track: String, started: Date, thumbnail: [UInt8]? = nil,
+                           owner: String? = nil) throws {
+        let thumbnail = thumbnail.map { Data($0) }
+        try database.write { db in
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO recent (connection, session, track, owner, started, thumbnail) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [connection, session, track, owner ?? UploadDestination.owner(ofKey: connection),
+                                 started.timeIntervalSince1970, thumbnail])
+        }
+    }
+
+    /// The recent recording ended: what the page shows of it. Then the oldest recent recordings go
+    /// beyond the bounds (``recentBytes``, ``recentSessions``).
+    public func finishRecent(_ session: Int, connection: String, ended: Date, endReason: String?, triggerType: String?,
+                             triggerOffset: Double?) throws {
+        try database.write { db in
+            try db.execute(sql: """
+                UPDATE recent SET ended = ?, endReason = ?, triggerType = ?, triggerOffset = ?, finished = 1
+                WHERE connection = ? AND session = ?
+                """, arguments: [ended.timeIntervalSince1970, endReason, triggerType, triggerOffset, connection, session])
+        }
+        try trimRecent()
+    }
+
+    /// Stops keeping a recent recording (dropped, abandoned): its delivered objects go, what waits is still sent.
+    public func forgetRecent(_ session: Int, connection: String) throws {
+        try dropRecent([(connection, session)])
+    }
+
+    /// The recent recordings, newest first.
+    public func recentRecordings() throws -> [RecentRecording] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT r.*, (SELECT coalesce(sum(o.bytes), 0) FROM object o
+                             WHERE o.connection = r.connection AND o.session = r.session AND o.track = r.track) AS bytes
+                FROM recent r ORDER BY r.started DESC
+                """).map { row in
+                let ended: Double? = row["ended"]
+                let thumbnail: Data? = row["thumbnail"]
+                return RecentRecording(
+                    connection: row["connection"], owner: row["owner"], session: row["session"], track: row["track"],
+                    started: Date(timeIntervalSince1970: row["started"]), ended: ended.map { Date(timeIntervalSince1970: $0) },
+                    endReason: row["endReason"], triggerType: row["triggerType"], triggerOffset: row["triggerOffset"],
+                    hasThumbnail: thumbnail != nil, bytes: row["bytes"], finished: row["finished"])
+            }
+        }
+    }
+
+    /// The thumbnail of a recent recording of `owner`.
+    public func recentThumbnail(_ session: Int, owner: String) throws -> [UInt8]? {
+        try database.read { db in
+            try Data.fetchOne(db, sql: "SELECT thumbnail FROM recent WHERE owner = ? AND session = ?", arguments: [owner, session])
+        }.map { Array($0) }
+    }
+
+    /// The files of a recent recording of `owner` in playing order — its track's header, then its segments by
+    /// number — with their sizes: together one fragmented MP4. Nil when it is not kept (or not one of its files is).
+    public func recentFiles(_ session: Int, owner: String) throws -> [(file: URL, bytes: Int)]? {
+        try database.read { db -> [(URL, Int)]? in
+            guard let row = try Row.fetchOne(db, sql: "SELECT connection, track FROM recent WHERE owner = ? AND session = ?",
+                                             arguments: [owner, session]) else { return nil }
+            let connection: String = row["connection"]
+            let track: String = row["track"]
+            let objects = try Row.fetchAll(db, sql: """
+                SELECT number, bytes FROM object WHERE connection = ? AND session = ? AND track = ? ORDER BY number
+                """, arguments: [connection, session, track])
+            guard let first = objects.first, (first["number"] as Int) == 0 else { return nil }
+            return objects.map { object in
+                (fileURL(connection: connection, object: UploadObject(session: session, track: track, number: object["number"])),
+                 object["bytes"])
+            }
+        }
+    }
+
+
+    private func trimRecent() throws {
+        let over: [(String, Int)] = try database.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT r.connection, r.session, (SELECT coalesce(sum(o.bytes), 0) FROM object o
+                    WHERE o.connection = r.connection AND o.session = r.session AND o.track = r.track AND o.delivered = 1) AS bytes
+                FROM recent r WHERE r.finished = 1 ORDER BY r.started DESC
+                """)
+            var total = 0
+            var dropped: [(String, Int)] = []
+            for (index, row) in rows.enumerated() {
+                total += row["bytes"] as Int
+                if index >= recentSessions || total > recentBytes { dropped.append((row["connection"], row["session"])) }
+            }
+            return dropped
+        }
+        try dropRecent(over)
+    }
+
+    /// Forgets recent recordings: their delivered objects (rows and files) go; objects still waiting stay queued.
+    private func dropRecent(_ sessions: [(String, Int)]) throws {
+        guard !sessions.isEmpty else { return }
+        let gone: [(String, UploadObject)] = try database.write { db in
+            var gone: [(String, UploadObject)] = []
+            for (connection, session) in sessions {
+                let objects = try Row.fetchAll(db, sql: """
+                    SELECT o.track, o.number FROM object o JOIN recent r ON r.connection = o.connection AND r.session = o.session
+                    WHERE o.connection = ? AND o.session = ? AND o.delivered = 1 AND o.track = r.track AND o.number != 0
+                    """, arguments: [connection, session])
+                for object in objects {
+                    gone.append((connection, UploadObject(session: session, track: object["track"], number: object["number"])))
+                }
+                try db.execute(sql: """
+                    DELETE FROM object WHERE connection = ?1 AND session = ?2 AND delivered = 1 AND number != 0
+                      AND track = (SELECT track FROM recent WHERE connection = ?1 AND session = ?2)
+                    """, arguments: [connection, session])
+                try db.execute(sql: "DELETE FROM recent WHERE connection = ? AND session = ?", arguments: [connection, session])
+            }
+            return gone
+        }
+        for (connection, object) in gone { try? FileManager.default.removeItem(at: fileURL(connection: connection, object: object)) }
+        for connection in Set(sessions.map(\.0)) { try pruneHeaders(connection: connection) }
+        publishMetrics()
     }
 
     // MARK: - Reading
@@ -414,16 +585,21 @@ public final class SegmentSpool: Sendable {
 
     /// A delivered segment leaves the spool; a delivered header stays until its session is finished and drained.
     public func markDelivered(connection: String, object: UploadObject) throws {
+        var kept = false
         try database.write { db in
-            if object.isHeader {
-                try db.execute(sql: "UPDATE object SET delivered = 1 WHERE connection = ? AND session = ? AND track = ? AND number = 0",
-                               arguments: [connection, object.session, object.track])
+            // An object of a recent recording's track stays (delivered) for the status page.
+            kept = try Bool.fetchOne(db, sql: """
+                SELECT EXISTS (SELECT 1 FROM recent WHERE connection = ? AND session = ? AND track = ?)
+                """, arguments: [connection, object.session, object.track]) ?? false
+            if object.isHeader || kept {
+                try db.execute(sql: "UPDATE object SET delivered = 1 WHERE connection = ? AND session = ? AND track = ? AND number = ?",
+                               arguments: [connection, object.session, object.track, object.number])
             } else {
                 try db.execute(sql: "DELETE FROM object WHERE connection = ? AND session = ? AND track = ? AND number = ?",
                                arguments: [connection, object.session, object.track, object.number])
             }
         }
-        if !object.isHeader {
+        if !object.isHeader && !kept {
             try? FileManager.default.removeItem(at: fileURL(connection: connection, object: object))
         }
         try pruneHeaders(connection: connection)
@@ -482,6 +658,8 @@ public final class SegmentSpool: Sendable {
                 WHERE o.connection = ? AND o.number = 0 AND o.track != '' AND o.delivered = 1 AND s.finished = 1
                   AND NOT EXISTS (SELECT 1 FROM object p WHERE p.connection = o.connection AND p.session = o.session
                                   AND p.track = o.track AND p.delivered = 0)
+                  AND NOT EXISTS (SELECT 1 FROM recent r WHERE r.connection = o.connection AND r.session = o.session
+                                  AND r.track = o.track)
                 """, arguments: [connection])
             let headers = rows.map { UploadObject.header(session: $0["session"], track: $0["track"]) }
             for header in headers {
@@ -521,28 +699,40 @@ public final class SegmentSpool: Sendable {
     private func evictIfFull(keeping current: SessionKey, adding: Int = 0) throws {
         while true {
             let short = Self.fileSystem(of: directory).map { $0.free - adding < freeSpaceReserve } ?? false
-            let victim: (SessionKey, Int, Int)? = try database.read { db in
+            let victim: (SessionKey, Int, Int, Int)? = try database.read { db in
                 let total = try Int.fetchOne(db, sql: "SELECT coalesce(sum(bytes), 0) FROM object") ?? 0
                 guard total > capacity || short else { return nil }
+                // Sessions with nothing waiting (recent recordings kept for the page, delivered headers) go first: an
+                // undelivered object never gives way to them.
                 guard let row = try Row.fetchOne(db, sql: """
-                    SELECT connection, session, sum(bytes) AS bytes, count(*) AS objects FROM object
+                    SELECT connection, session, sum(bytes) AS bytes, count(*) AS objects, sum(delivered = 0) AS waiting FROM object
                     WHERE NOT (connection = ? AND session = ?)
-                    GROUP BY connection, session ORDER BY min(created) LIMIT 1
+                    GROUP BY connection, session ORDER BY sum(delivered = 0) > 0, min(created) LIMIT 1
                     """, arguments: [current.connection, current.session])
                 else { return nil }
-                return (SessionKey(connection: row["connection"], session: row["session"]), row["bytes"], row["objects"])
+                return (SessionKey(connection: row["connection"], session: row["session"]), row["bytes"], row["objects"], row["waiting"])
             }
-            guard let (session, bytes, objects) = victim else { return }
+            guard let (session, bytes, objects, waiting) = victim else { return }
             try database.write { db in
                 try db.execute(sql: "DELETE FROM object WHERE connection = ? AND session = ?", arguments: [session.connection, session.session])
-                try db.execute(sql: """
-                    INSERT INTO counter (name, value) VALUES ('evictions', 1)
-                    ON CONFLICT(name) DO UPDATE SET value = value + 1
-                    """)
+                try db.execute(sql: "DELETE FROM recent WHERE connection = ? AND session = ?", arguments: [session.connection, session.session])
+                if waiting > 0 {
+                    try db.execute(sql: """
+                        INSERT INTO counter (name, value) VALUES ('evictions', 1)
+                        ON CONFLICT(name) DO UPDATE SET value = value + 1
+                        """)
+                }
             }
             try? FileManager.default.removeItem(
                 at: directory.appendingPathComponent("objects").appendingPathComponent(Self.safeName(session.connection))
                     .appendingPathComponent("session_\(session.session)"))
+            guard waiting > 0 else {
+                // Nothing was lost: it had been delivered. The page shows one recording fewer.
+                logger.info("spool short of room: a delivered recent recording made way", metadata: [
+                    "connection": "\(session.connection)", "session": "\(session.session)", "bytes": "\(bytes)",
+                ])
+                continue
+            }
             let dimensions = UploadDestination.metricDimensions(ofKey: session.connection)
             Counter(label: "pushav_spool_evictions_total", dimensions: dimensions).increment()
             Counter(label: "pushav_spool_evicted_bytes_total", dimensions: dimensions).increment(by: bytes)
@@ -577,6 +767,10 @@ public final class SegmentSpool: Sendable {
                 try? FileManager.default.removeItem(at: url)
                 strays += 1
             }
+        }
+        // A recent recording the last process did not finish (it stopped or was killed mid-recording) ends here.
+        try database.write { db in
+            try db.execute(sql: "UPDATE recent SET finished = 1, endReason = coalesce(endReason, 'interrupted') WHERE finished = 0")
         }
         let pending = entries.filter { !$0.delivered }.count
         logger.info("spool opened", metadata: ["directory": "\(directory.path)", "pending": "\(pending)", "strays": "\(strays)"])
@@ -735,6 +929,30 @@ extension SegmentSpool {
 
     public func sessionDelivery(_ session: Int, owner: String) async throws -> SessionDelivery {
         try await BlockingIO.run { try self.sessionDelivery(session, owner: owner) }
+    }
+
+    public func keepRecent(_ session: Int, connection: String, track: String, started: Date, thumbnail: [UInt8]? = nil,
+                           owner: String? = nil) async throws {
+        try await BlockingIO.run {
+            try self.keepRecent(session, connection: connection, track: track, started: started, thumbnail: thumbnail, owner: owner)
+        }
+    }
+
+    public func forgetRecent(_ session: Int, connection: String) async throws {
+        try await BlockingIO.run { try self.forgetRecent(session, connection: connection) }
+    }
+
+    public func recentRecordings() async throws -> [RecentRecording] {
+        try await BlockingIO.run { try self.recentRecordings() }
+    }
+
+    public func recentThumbnail(_ session: Int, owner: String) async throws -> [UInt8]? {
+        try await BlockingIO.run { try self.recentThumbnail(session, owner: owner) }
+    }
+
+    public func recentFiles(_ session: Int, owner: String) async throws -> [(file: URL, bytes: Int)]? {
+        try await BlockingIO.run { try self.recentFiles(session, owner: owner).map { $0.map { RecentFile(file: $0.file, bytes: $0.bytes) } } }
+            .map { $0.map { ($0.file, $0.bytes) } }
     }
 
     public func refreshMetrics() async {

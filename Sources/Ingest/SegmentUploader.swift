@@ -197,6 +197,18 @@ public final class SegmentUploader: Sendable {
             for segment in open { segment.abandon() }
             for segment in open { wake(segment.object.track) }
             try handle(.sessionFinished(session: session))
+        case .recentFinished(let session, let summary):
+            do {
+                if let summary {
+                    try spool.finishRecent(session, connection: endpoint.connection, ended: summary.ended, endReason: summary.endReason,
+                                           triggerType: summary.triggerType, triggerOffset: summary.triggerOffset)
+                } else {
+                    try spool.forgetRecent(session, connection: endpoint.connection)
+                }
+            } catch {
+                // Nothing is lost: the recording was delivered (or is queued); the page may miss it, or keep it longer.
+                logger.warning("could not update session \(session)'s recent-recording entry", metadata: ["error": "\(error)"])
+            }
         case .sessionFinished(let session):
             do {
                 try spool.finishSession(session, connection: endpoint.connection)

@@ -46,8 +46,6 @@ public final class CameraRecorder: Sendable {
         /// The latest packet of an earlier pass (the current pass's is in its control's statistics).
         var lastPacketReadBefore: ContinuousClock.Instant?
         var recentClips: [CameraStatus.RecentClip] = []
-        /// The MP4 of each recent clip that has one; a clip's file is deleted when the clip leaves `recentClips`.
-        var clipFiles: [ClipKey: URL] = [:]
         /// The JPEG of the picture at each recording's trigger, from its Begin on; bounded (``thumbnailsKept``): a
         /// thumbnail goes when its clip leaves `recentClips`, or, past the bound, the oldest one goes.
         var thumbnails: [ClipKey: JPEGPicture] = [:]
@@ -98,7 +96,7 @@ public final class CameraRecorder: Sendable {
         var logger = logger
         logger[metadataKey: "camera"] = "\(configuration.id)"
         self.logger = logger
-        // Clip MP4s of an earlier run: the page lists clips since this start, so nothing would ever delete them.
+        // Clip MP4s an earlier version wrote for the page (the page now plays the spool's recent recordings).
         let connections = (try? FileManager.default.contentsOfDirectory(atPath: output.path)) ?? []
         for name in connections where name.hasPrefix("connection-") {
             try? FileManager.default.removeItem(at: output.appendingPathComponent(name).appendingPathComponent("clips"))
@@ -162,29 +160,23 @@ public final class CameraRecorder: Sendable {
         }
     }
 
-    /// A finished session and its MP4 (if one was written), for the status page: newest first, at most
-    /// ``recentClipsKept``; an older clip's MP4 is deleted as it drops off, and its thumbnail is forgotten.
-    func noteClip(_ clip: CameraStatus.RecentClip, file: URL?) {
+    /// A finished session, for the status page: newest first, at most ``recentClipsKept`` (an older one's thumbnail is
+    /// forgotten as it drops off). Its playable copy, if any, is the spool's recent recording (the engine adds it).
+    func noteClip(_ clip: CameraStatus.RecentClip) {
         let key = ClipKey(connection: clip.connectionID, session: clip.cmafSessionNumber)
-        let dropped = state.withLock { state -> [URL] in
+        state.withLock { state in
             var clip = clip
             let path = "/v1/cameras/\(configuration.id)/clips/\(key.connection)/\(key.session)"
-            clip.clip = file.map { _ in path }
             clip.thumbnail = state.thumbnails[key].map { _ in path + "/thumbnail.jpg" }
             if state.recording[key.connection]?.session == key.session { state.recording[key.connection] = nil }
             state.recentClips.removeAll { $0.connectionID == clip.connectionID && $0.cmafSessionNumber == clip.cmafSessionNumber }
             state.recentClips.insert(clip, at: 0)
-            if let file { state.clipFiles[key] = file }
-            var dropped: [URL] = []
             while state.recentClips.count > Self.recentClipsKept {
                 let old = state.recentClips.removeLast()
                 let oldKey = ClipKey(connection: old.connectionID, session: old.cmafSessionNumber)
-                if let file = state.clipFiles.removeValue(forKey: oldKey) { dropped.append(file) }
                 if state.thumbnails.removeValue(forKey: oldKey) != nil { state.thumbnailOrder.removeAll { $0 == oldKey } }
             }
-            return dropped
         }
-        for file in dropped { try? FileManager.default.removeItem(at: file) }
     }
 
     /// A recording that produced nothing (dropped or abandoned) is no longer running.
@@ -209,11 +201,6 @@ public final class CameraRecorder: Sendable {
         let streaming = state.withLock { $0.isStreaming }
         guard streaming else { return snapshots.latest }
         return await snapshots.snapshot()
-    }
-
-    /// The MP4 of a recent clip; nil when it has none or it dropped off the recent list.
-    public func clipFile(connection: UInt16, session: UInt64) -> URL? {
-        state.withLock { $0.clipFiles[ClipKey(connection: connection, session: session)] }
     }
 
     public var status: CameraStatus {

@@ -382,9 +382,12 @@ final class CameraService: Service, Sendable {
         let hasAudio = connection.transportOptions.audioStreamID?.value != nil
         var format = options.sessionFormat
         format.includeAudio = hasAudio
-        // An MP4 of each event clip for the status page (the newest 20 per camera are kept); a Continuous session can
-        // last for days, so it gets none, and an encrypted transport none either (the clip would be clear).
-        format.writeClips = connection.transportOptions.triggerOptions.triggerType != .continuous && format.encryption == nil
+        // No second copy for the status page: the spool keeps the video track of each recording once delivered (a
+        // recent recording) and the page plays that. An encrypted transport keeps none (it would play in the clear).
+        format.writeClips = false
+        let keepsRecent = format.encryption == nil
+        let videoTrack = format.videoTrackName
+        let spool = self.spool
         // The picture at each trigger for the status page; none for an encrypted transport, for the same reason.
         format.thumbnails = format.encryption == nil
         // The spool is the only copy of what is uploaded (written once, durably); no working copy beside it.
@@ -397,9 +400,20 @@ final class CameraService: Service, Sendable {
         policy.hooks = SessionHooks(
             begin: { request in
                 announcer.send(.begin(connection: id, request, began: { session in
-                    started.withLock { $0[session] = Date() }
+                    let now = Date()
+                    started.withLock { $0[session] = now }
                     recorder.noteRecordingBegan(connection: id, session: UInt64(session), thumbnail: request.thumbnail)
                     upload.sessionBegan()
+                    guard keepsRecent else { return }
+                    do {
+                        try await spool.keepRecent(session, connection: upload.destination, track: videoTrack, started: now,
+                                                   thumbnail: request.thumbnail?.bytes)
+                    } catch {
+                        // The recording goes on and is delivered; the page will not have it.
+                        logger.warning("could not keep the recording for the status page", metadata: [
+                            "session": "\(session)", "error": "\(error)",
+                        ])
+                    }
                 }))
             },
             withdraw: { request in
@@ -417,15 +431,20 @@ final class CameraService: Service, Sendable {
                 try? FileManager.default.removeItem(at: output.appendingPathComponent("session_\(record.session)"))
                 guard !record.tracks.isEmpty else {  // dropped (logged and counted by the recorder)
                     recorder.noteRecordingGone(connection: id, session: UInt64(record.session))
+                    if keepsRecent { upload.recentFinished(session: record.session, nil) }
                     return
                 }
                 upload.handle(.sessionFinished(record))
+                if keepsRecent {
+                    upload.recentFinished(session: record.session, RecentSummary(
+                        ended: Date(), endReason: record.endReason, triggerType: record.triggerType,
+                        triggerOffset: record.trigger.map { max(0, $0 - record.start) }))
+                }
                 recorder.noteClip(CameraStatus.RecentClip(
                     connectionID: id, cmafSessionNumber: UInt64(record.session),
                     started: started.withLock { $0.removeValue(forKey: record.session) } ?? Date(), ended: Date(),
                     endReason: record.endReason, triggerType: record.triggerType,
-                    triggerOffset: record.trigger.map { max(0, $0 - record.start) }),
-                    file: record.clip.map { output.appendingPathComponent($0) })
+                    triggerOffset: record.trigger.map { max(0, $0 - record.start) }))
                 logger.info("recording finished", metadata: [
                     "session": "\(record.session)", "duration": "\(record.duration)",
                     "reason": "\(record.endReason)",

@@ -66,6 +66,14 @@ public final class DestinationUpload: Sendable {
         }
     }
 
+    /// A recording kept for the status page ended (nil: it produced nothing and is not kept): after its last object,
+    /// through the same queue.
+    public func recentFinished(session: Int, _ summary: RecentSummary?) {
+        queued.add(1, ordering: .relaxed)
+        let event = IngestEvent.recentFinished(session: session, summary)
+        if case .terminated = events.yield(event) { queued.subtract(1, ordering: .relaxed) }
+    }
+
     /// Events handed over and not yet spooled (for status and tests).
     public var pendingEvents: Int { queued.load(ordering: .relaxed) }
 
@@ -182,7 +190,7 @@ public final class DestinationUpload: Sendable {
                               reason: "handed over after its delivery closed")
         case .manifest(let session, let isFinal, _):
             uploader.noteLost(.manifest(session: session, isFinal: isFinal), reason: "handed over after its delivery closed")
-        case .chunk, .sessionFinished, .sessionAbandoned:
+        case .chunk, .sessionFinished, .sessionAbandoned, .recentFinished:
             break  // a chunk's bytes come again in its segment; the session marks carry no object
         }
     }

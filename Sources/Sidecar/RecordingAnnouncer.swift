@@ -16,8 +16,9 @@ import TransportModel
 final class RecordingAnnouncer: Sendable {
     enum Message: Sendable {
         /// Asks the cluster for the session of `request`; `began` runs once it is accepted, before the answer is
-        /// posted (the connection's upload learns of the session before the writer can produce its first object).
-        case begin(connection: UInt16, BeginRequest, began: @Sendable (Int) -> Void)
+        /// posted (the connection's upload and the spool learn of the session before the writer can produce its first
+        /// object).
+        case begin(connection: UInt16, BeginRequest, began: @Sendable (Int) async -> Void)
         case end(connection: UInt16, session: Int)
         /// The media thread stopped waiting for `request`'s answer: if it was accepted, its End goes out now and
         /// `ended` runs (nothing will be written for it).
@@ -52,7 +53,7 @@ final class RecordingAnnouncer: Sendable {
             case .begin(let connection, let request, let began):
                 do {
                     let session = Int(try await server.recordingStarted(connectionID: connection, trigger: request.trigger))
-                    began(session)
+                    await began(session)
                     request.accept(session: session)
                 } catch {
                     request.refuse("\(error)")

@@ -30,11 +30,16 @@ public struct ServeConfiguration: Sendable, Hashable {
     /// The longest pause between two upload attempts of an object (the backoff doubles from a second up to it).
     /// Default a minute; a shorter one finds a returning ingest sooner at the cost of more attempts while it is gone.
     public var uploadMaxBackoffMs: Int
+    /// How much of the spool keeps delivered recordings for the status page (their video track, which the page
+    /// plays; no second copy is written). The oldest go first, and before anything undelivered when space runs low.
+    public var recentRecordingsMiB: Int
     public var cameras: [CameraConfiguration]
 
     public init(listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), tokenFile: String? = nil,
                 tls: APITLSFiles? = nil, allowedOrigins: [String] = [], state: String, spoolCapacityMiB: Int = 1024,
-                retiredDeliveryPatienceSeconds: Int = 3600, uploadMaxBackoffMs: Int = 60_000, cameras: [CameraConfiguration]) {
+                retiredDeliveryPatienceSeconds: Int = 3600, uploadMaxBackoffMs: Int = 60_000, recentRecordingsMiB: Int = 256,
+                cameras: [CameraConfiguration]) {
+        self.recentRecordingsMiB = recentRecordingsMiB
         self.retiredDeliveryPatienceSeconds = retiredDeliveryPatienceSeconds
         self.uploadMaxBackoffMs = uploadMaxBackoffMs
         self.allowedOrigins = allowedOrigins
@@ -56,7 +61,7 @@ public struct ServeConfiguration: Sendable, Hashable {
         }
         guard let root else { throw ConfigurationError(key: "", message: "the document is empty") }
         let top = try ConfigurationMapping(root, path: "", known: ["listen", "tokenFile", "tls", "allowedOrigins", "state", "spoolCapacityMiB",
-                                                                       "retiredDeliveryPatienceSeconds", "uploadMaxBackoffMs",
+                                                                       "retiredDeliveryPatienceSeconds", "uploadMaxBackoffMs", "recentRecordingsMiB",
                                                                        "cameras"])
         listen = try top.optional("listen") { node, path throws(ConfigurationError) in try ListenAddress(node.text(path), key: path) }
             ?? ListenAddress(host: "127.0.0.1", port: 8080)
@@ -83,6 +88,9 @@ public struct ServeConfiguration: Sendable, Hashable {
         uploadMaxBackoffMs = try top.optional("uploadMaxBackoffMs") { node, path throws(ConfigurationError) in
             try node.integer(path, in: 100...600_000)
         } ?? 60_000
+        recentRecordingsMiB = try top.optional("recentRecordingsMiB") { node, path throws(ConfigurationError) in
+            try node.integer(path, in: 0...1_048_576)
+        } ?? 256
         cameras = try top.required("cameras") { node, path throws(ConfigurationError) in
             try node.list(path) { item, itemPath throws(ConfigurationError) in try CameraConfiguration(item, path: itemPath) }
         }

@@ -26,8 +26,9 @@ public protocol SidecarControl: Sendable {
     func removeTLSEndpoint(_ endpointID: UInt16, fabric: FabricIndex) async throws(TransportCommandError)
     /// `GET /health`: the process answers; what each camera does.
     func health() async -> SidecarHealth
-    /// The MP4 of a recent clip of `camera` (see ``CameraStatus/RecentClip/clip``); nil when there is none.
-    func clipFile(camera: String, connection: UInt16, session: UInt64) async -> URL?
+    /// The files of a recent clip of `camera` (see ``CameraStatus/RecentClip/clip``) that together are one fragmented
+    /// MP4; nil when there is none.
+    func clip(camera: String, connection: UInt16, session: UInt64) async -> ClipParts?
     /// The JPEG of the picture at the trigger of a recent (or running) recording of `camera` (see
     /// ``CameraStatus/RecentClip/thumbnail``); nil when there is none (an encrypted transport has none).
     func thumbnail(camera: String, connection: UInt16, session: UInt64) async -> Data?
@@ -67,6 +68,23 @@ public protocol SidecarControl: Sendable {
     func readiness() async -> SidecarReadiness
     /// Brings gauges that change with time alone (the upload queue's oldest age) up to date before a scrape.
     func refreshGauges() async
+}
+
+/// A recent recording's video track as the spool keeps it: its header, then its segments in order. Concatenated they
+/// are one fragmented MP4 that browsers play; the route serves them without copying.
+public struct ClipParts: Sendable, Hashable {
+    public struct Part: Sendable, Hashable {
+        public var file: URL
+        public var bytes: Int
+        public init(file: URL, bytes: Int) {
+            self.file = file
+            self.bytes = bytes
+        }
+    }
+
+    public var parts: [Part]
+    public init(parts: [Part]) { self.parts = parts }
+    public var size: Int { parts.reduce(0) { $0 + $1.bytes } }
 }
 
 /// `POST /v1/tls/endpoints`: where an ingest server is and the certificates for mutual TLS, in PEM.

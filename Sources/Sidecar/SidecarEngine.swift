@@ -47,7 +47,9 @@ public final class SidecarEngine: SidecarControl, Service {
             try FileManager.default.createDirectory(at: camerasDirectory, withIntermediateDirectories: true)
             return (try TLSCredentialStore(directory: state.appendingPathComponent("tls")),
                     try SegmentSpool(directory: state.appendingPathComponent("spool"),
-                                     capacity: configuration.spoolCapacityMiB << 20, logger: logger))
+                                     capacity: configuration.spoolCapacityMiB << 20,
+                                     recentBytes: configuration.recentRecordingsMiB << 20,
+                                     recentSessions: CameraRecorder.recentClipsKept * configuration.cameras.count, logger: logger))
         }
         let credentials = self.credentials
         var cameras: [CameraService] = []
@@ -233,8 +235,10 @@ public final class SidecarEngine: SidecarControl, Service {
     public func cameraStatuses() async -> [CameraStatus] {
         var statuses: [CameraStatus] = []
         let queues = Self.byOwner((try? await spool.connectionQueueStates()) ?? [:])
+        let kept = (try? await spool.recentRecordings()) ?? []
         for camera in cameras {
             var status = camera.recorder.status
+            status.recentClips = Self.recentClips(status.recentClips, kept: kept, camera: camera.configuration.id)
             status.connectionsWithoutTLSEndpoint = camera.connectionsWithoutTLSEndpoint
             for index in status.recentClips.indices {
                 let clip = status.recentClips[index]
@@ -301,12 +305,42 @@ public final class SidecarEngine: SidecarControl, Service {
         return components.port.map { "\(bracketed):\($0)" } ?? bracketed
     }
 
-    public func clipFile(camera id: String, connection: UInt16, session: UInt64) async -> URL? {
-        camera(id)?.recorder.clipFile(connection: connection, session: session)
+    public func clip(camera id: String, connection: UInt16, session: UInt64) async -> ClipParts? {
+        guard camera(id) != nil,
+              let files = try? await spool.recentFiles(Int(session), owner: Self.spoolOwner(camera: id, connection: connection))
+        else { return nil }
+        return ClipParts(parts: files.map { ClipParts.Part(file: $0.file, bytes: $0.bytes) })
     }
 
+    /// The recorder's (a recording running now, or one of this run) else the spool's (kept with the recording).
     public func thumbnail(camera id: String, connection: UInt16, session: UInt64) async -> Data? {
-        camera(id)?.recorder.thumbnail(connection: connection, session: session).map { Data($0.bytes) }
+        guard let camera = camera(id) else { return nil }
+        if let held = camera.recorder.thumbnail(connection: connection, session: session) { return Data(held.bytes) }
+        return (try? await spool.recentThumbnail(Int(session), owner: Self.spoolOwner(camera: id, connection: connection)))
+            .flatMap { $0 }.map { Data($0) }
+    }
+
+    /// The camera's recent clips: the recorder's list of this run joined with the recordings the spool keeps (which
+    /// survive a restart and are what the page plays), newest first, at most ``CameraRecorder/recentClipsKept``.
+    static func recentClips(_ fromRecorder: [CameraStatus.RecentClip], kept: [RecentRecording], camera: String)
+        -> [CameraStatus.RecentClip]
+    {
+        var clips = Dictionary(fromRecorder.map { ([Int($0.connectionID), Int($0.cmafSessionNumber)], $0) },
+                               uniquingKeysWith: { first, _ in first })
+        for recording in kept where recording.finished {
+            let owner = recording.owner
+            guard owner.hasPrefix(camera + "/"), let connection = UInt16(owner.dropFirst(camera.count + 1)) else { continue }
+            let key = [Int(connection), recording.session]
+            var clip = clips[key] ?? CameraStatus.RecentClip(
+                connectionID: connection, cmafSessionNumber: UInt64(recording.session), started: recording.started,
+                ended: recording.ended, endReason: recording.endReason, triggerType: recording.triggerType,
+                triggerOffset: recording.triggerOffset)
+            let path = "/v1/cameras/\(camera)/clips/\(connection)/\(recording.session)"
+            clip.clip = path
+            if recording.hasThumbnail { clip.thumbnail = path + "/thumbnail.jpg" }
+            clips[key] = clip
+        }
+        return Array(clips.values.sorted { $0.started > $1.started }.prefix(CameraRecorder.recentClipsKept))
     }
 
     public func snapshot(camera id: String) async -> CameraSnapshot? {

@@ -439,40 +439,36 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
 
     // MARK: - Shared
 
-    /// A recent clip's MP4, whole or a byte range of it (see ``ByteRanges``): `Accept-Ranges`, a strong ETag (size and
-    /// modification time: a clip's file is written once), 206 with `Content-Range`, 416 for a range past its end.
+    /// A recent clip, whole or a byte range of it (see ``ByteRanges``): the spool's files of its video track (header,
+    /// then segments) served one after the other as one fragmented MP4, read from disk as they go out (no copy).
+    /// `Accept-Ranges`, a strong ETag (the parts' sizes: they are written once), 206 with `Content-Range`, 416 past the
+    /// end.
     private func clip(_ request: Request, _ context: BasicRequestContext, bodyless: Bool) async throws -> Response {
         let (cameraID, _) = try transport(context)
         let connection = try RequestReading.integer(UInt16.self, "connectionID", context)
         let session = try RequestReading.integer(UInt64.self, "session", context)
-        // Only integers name a clip, and the file comes from the recorder's own list: no path from the request.
-        let file = await control.clipFile(camera: cameraID, connection: connection, session: session)
-        let facts = try? await NIOThreadPool.singleton.runIfActive { () throws -> (size: Int, modified: Date)? in
-            guard let file else { return nil }
-            let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
-            return ((attributes[.size] as? NSNumber)?.intValue ?? 0, attributes[.modificationDate] as? Date ?? Date())
-        }
-        guard let file, let facts = facts ?? nil else {
+        // Only integers name a clip, and its files come from the spool's own journal: no path from the request.
+        guard let clip = await control.clip(camera: cameraID, connection: connection, session: session), clip.size > 0 else {
             throw APIError.notFound("session: camera \(cameraID) has no recent clip of connection \(connection) session \(session)")
         }
-        let etag = "\"\(facts.size)-\(Int64(facts.modified.timeIntervalSince1970 * 1000))\""
+        let size = clip.size
+        let etag = "\"\(connection)-\(session)-\(clip.parts.count)-\(size)\""
         var headers = HTTPFields()
         headers[.contentType] = "video/mp4"
         headers[.acceptRanges] = "bytes"
         headers[.eTag] = etag
-        headers[.lastModified] = JPEGResponse.httpDate(facts.modified)
-        switch ByteRanges.answer(range: request.headers[.range], ifRange: request.headers[.ifRange], etag: etag, size: facts.size) {
+        headers[.cacheControl] = "private, no-cache"
+        switch ByteRanges.answer(range: request.headers[.range], ifRange: request.headers[.ifRange], etag: etag, size: size) {
         case .whole:
-            headers[.contentLength] = "\(facts.size)"
-            return Response(status: .ok, headers: headers,
-                            body: bodyless || facts.size == 0 ? .init() : try await FileIO().loadFile(path: file.path, context: context))
+            headers[.contentLength] = "\(size)"
+            return Response(status: .ok, headers: headers, body: bodyless ? .init() : ConcatenatedFiles.body(clip, range: 0...(size - 1)))
         case .part(let range):
-            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(facts.size)"
+            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
             headers[.contentLength] = "\(range.count)"
             return Response(status: .partialContent, headers: headers,
-                            body: bodyless ? .init() : try await FileIO().loadFile(path: file.path, range: range, context: context))
+                            body: bodyless ? .init() : ConcatenatedFiles.body(clip, range: range))
         case .unsatisfiable:
-            headers[.contentRange] = "bytes */\(facts.size)"
+            headers[.contentRange] = "bytes */\(size)"
             headers[.contentLength] = "0"
             return Response(status: .rangeNotSatisfiable, headers: headers)
         }

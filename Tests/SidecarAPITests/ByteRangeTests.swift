@@ -5,7 +5,8 @@ import HummingbirdTesting
 @testable import SidecarAPI
 import Testing
 
-/// HTTP Range on the clip route (RFC 9110 §14), by table: the parser alone, then the real route.
+/// HTTP Range on the clip route (RFC 9110 §14), by table: the parser alone, then the real route serving a clip kept as
+/// two files (header and segment) as one body.
 @Suite struct ByteRangeTests {
     static let etag = #""1000-42""#
 
@@ -44,6 +45,7 @@ import Testing
         (.get, nil, .ok, nil, 0...999),
         (.get, "bytes=0-1", .partialContent, "bytes 0-1/1000", 0...1),
         (.get, "bytes=500-", .partialContent, "bytes 500-999/1000", 500...999),
+        (.get, "bytes=290-310", .partialContent, "bytes 290-310/1000", 290...310),  // across the header's end
         (.get, "bytes=-10", .partialContent, "bytes 990-999/1000", 990...999),
         (.get, "bytes=2000-", .rangeNotSatisfiable, "bytes */1000", nil),
         (.head, nil, .ok, nil, nil),
@@ -60,7 +62,7 @@ import Testing
             #expect(response.status == status)
             #expect(response.headers[.acceptRanges] == "bytes" && response.headers[.contentType] == "video/mp4")
             #expect(response.headers[.contentRange] == contentRange)
-            #expect(response.headers[.eTag]?.hasPrefix("\"1000-") == true)
+            #expect(response.headers[.eTag]?.hasSuffix("-1000\"") == true)
             let expectedLength = bytes?.count ?? (status == .rangeNotSatisfiable ? 0 : method == .head && range == nil ? 1000 : 10)
             #expect(response.headers[.contentLength] == "\(expectedLength)")
             #expect(Array(buffer: response.body) == bytes.map { Array(TestSidecar.clipBytes[$0]) } ?? [])

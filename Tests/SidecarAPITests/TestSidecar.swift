@@ -123,17 +123,21 @@ final class TestSidecar: SidecarControl {
         _ = state.withLock { $0.endpoints[fabric]?.removeValue(forKey: endpointID) }
     }
 
-    /// cam1's connection 1 session 3 has a recent clip: ``clipBytes`` in a file of its own.
-    func clipFile(camera: String, connection: UInt16, session: UInt64) async -> URL? {
+    /// cam1's connection 1 session 3 has a recent clip: ``clipBytes`` in two files (a 300-byte header and a 700-byte
+    /// segment), as the spool keeps a recording's track.
+    func clip(camera: String, connection: UInt16, session: UInt64) async -> ClipParts? {
         camera == "cam1" && connection == 1 && session == 3 ? Self.clip : nil
     }
 
     /// 1000 bytes, each its offset modulo 251 (any range of them is recognisable).
     static let clipBytes = (0..<1000).map { UInt8($0 % 251) }
-    static let clip: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("pushav-test-clip-\(getpid()).mp4")
-        FileManager.default.createFile(atPath: url.path, contents: Data(clipBytes))
-        return url
+    static let clip: ClipParts = {
+        let directory = FileManager.default.temporaryDirectory
+        let header = directory.appendingPathComponent("pushav-test-clip-\(getpid()).init")
+        let segment = directory.appendingPathComponent("pushav-test-clip-\(getpid())-1001.m4s")
+        FileManager.default.createFile(atPath: header.path, contents: Data(clipBytes[0..<300]))
+        FileManager.default.createFile(atPath: segment.path, contents: Data(clipBytes[300...]))
+        return ClipParts(parts: [.init(file: header, bytes: 300), .init(file: segment, bytes: 700)])
     }()
 
     /// The bytes the image routes answer with (a JPEG's start and end markers around a comment: the API passes them on).

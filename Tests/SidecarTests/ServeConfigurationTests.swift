@@ -39,7 +39,7 @@ struct ServeConfigurationTests {
 
     /// (YAML, the error's full text)
     static let refused: [(String, String)] = [
-        ("state: s\ncameras: [{id: a, source: f}]\nlisten_port: 80", "listen_port: unknown key (known here: allowedOrigins, cameras, listen, retiredDeliveryPatienceSeconds, spoolCapacityMiB, state, tls, tokenFile, uploadMaxBackoffMs)"),
+        ("state: s\ncameras: [{id: a, source: f}]\nlisten_port: 80", "listen_port: unknown key (known here: allowedOrigins, cameras, listen, recentRecordingsMiB, retiredDeliveryPatienceSeconds, spoolCapacityMiB, state, tls, tokenFile, uploadMaxBackoffMs)"),
         ("cameras: [{id: a, source: f}]", "state: required"),
         ("state: s", "cameras: required"),
         ("state: s\ncameras: []", "cameras: at least one camera is needed"),
@@ -69,7 +69,7 @@ struct ServeConfigurationTests {
         ("state: s\ncameras: [{id: a, source: f, zones: [{id: 1, polygon: [[0,0],[1,0],[1,1]], sensitivity: 12}]}]", "cameras[0].zones[0].sensitivity: must be 1…10, got 12"),
         ("state: s\ncameras: [{id: a, source: f, zones: [{id: 1, polygon: [[0,0],[1,0],[1,1]]}, {id: 1, polygon: [[0,0],[1,0],[1,1]]}]}]", "cameras[0].zones[1].id: zone 1 is listed twice"),
         ("state: [s]\ncameras: [{id: a, source: f}]", "state: expected a string"),
-        ("- just\n- a list", "expected a mapping of allowedOrigins, cameras, listen, retiredDeliveryPatienceSeconds, spoolCapacityMiB, state, tls, tokenFile, uploadMaxBackoffMs"),
+        ("- just\n- a list", "expected a mapping of allowedOrigins, cameras, listen, recentRecordingsMiB, retiredDeliveryPatienceSeconds, spoolCapacityMiB, state, tls, tokenFile, uploadMaxBackoffMs"),
         ("state: s\ncameras: {id: a}", "cameras: expected a list, got a mapping"),
         ("state: 's\ncameras: [", "not valid YAML"),
         ("state: s\ntokenFile: [t]\ncameras: [{id: a, source: f}]", "tokenFile: expected a string"),

@@ -1,0 +1,83 @@
+import Foundation
+@testable import Ingest
+import Testing
+
+/// Recent recordings in the spool: a kept session's track stays on disk once delivered (the page plays it, no second
+/// copy), across a reopen, bounded by bytes and sessions, oldest first; space for undelivered objects always wins.
+@Suite struct RecentRecordingSpoolTests {
+    static func object(_ session: Int, _ number: Int, track: String = "video") -> UploadObject {
+        UploadObject(session: session, track: track, number: number)
+    }
+
+    /// Stores and delivers a kept session of `segments` segments of `size` bytes (and an audio header, not kept).
+    static func record(_ session: Int, in spool: SegmentSpool, label: String = "cam1/1@a", segments: Int = 2, size: Int = 100,
+                       started: Date) throws {
+        try spool.keepRecent(session, connection: label, track: "video", started: started, thumbnail: [0xFF, 0xD8, 0xFF, 0xD9])
+        let objects = [UploadObject.header(session: session, track: "video"), .header(session: session, track: "audio")]
+            + (1...segments).map { object(session, 1000 + $0) }
+        for item in objects { try spool.store([UInt8](repeating: UInt8(session), count: size), for: item, connection: label) }
+        for item in objects { try spool.markDelivered(connection: label, object: item) }
+        try spool.finishSession(session, connection: label)
+        try spool.finishRecent(session, connection: label, ended: started + 10, endReason: "motionDetectedDuration",
+                               triggerType: "motion", triggerOffset: 1.5)
+    }
+
+    @Test func aKeptSessionStaysAfterDeliveryAndAReopen() throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let t0 = Date(timeIntervalSince1970: 1_000_000)
+        do {
+            let spool = try SegmentSpool(directory: directory, logger: .quiet)
+            try Self.record(1, in: spool, started: t0)
+            #expect(try !spool.isBusy(connection: "cam1/1@a"), "delivered: nothing waits")
+        }
+        let spool = try SegmentSpool(directory: directory, logger: .quiet)
+        let kept = try spool.recentRecordings()
+        #expect(kept.map(\.session) == [1] && kept[0].owner == "cam1/1" && kept[0].finished && kept[0].hasThumbnail)
+        #expect(kept[0].endReason == "motionDetectedDuration" && kept[0].triggerOffset == 1.5 && kept[0].bytes == 300)
+        let files = try #require(try spool.recentFiles(1, owner: "cam1/1"))
+        #expect(files.map(\.file.lastPathComponent) == ["video.init", "segment_1001.m4s", "segment_1002.m4s"])
+        #expect(files.allSatisfy { FileManager.default.fileExists(atPath: $0.file.path) && $0.bytes == 100 })
+        #expect(try spool.recentThumbnail(1, owner: "cam1/1") == [0xFF, 0xD8, 0xFF, 0xD9])
+        // The audio track was not kept: its delivered header went as usual.
+        #expect(try spool.entry(connection: "cam1/1@a", object: .header(session: 1, track: "audio")) == nil)
+        #expect(try spool.recentFiles(2, owner: "cam1/1") == nil)
+    }
+
+    @Test func theOldestRecentRecordingsGoPastTheBounds() throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let t0 = Date(timeIntervalSince1970: 1_000_000)
+        // 300 bytes a session; at most 3 sessions or 700 bytes: the 700-byte bound keeps two.
+        let spool = try SegmentSpool(directory: directory, recentBytes: 700, recentSessions: 3, logger: .quiet)
+        for session in 1...4 { try Self.record(session, in: spool, started: t0 + Double(session)) }
+        #expect(try spool.recentRecordings().map(\.session) == [4, 3])
+        #expect(try spool.statistics().bytes == 600, "the dropped ones' files and headers went")
+        let counted = try SegmentSpool(directory: directory, recentBytes: 10_000, recentSessions: 1, logger: .quiet)
+        try Self.record(5, in: counted, started: t0 + 5)
+        #expect(try counted.recentRecordings().map(\.session) == [5])
+    }
+
+    @Test func anUndeliveredObjectNeverGivesWayToARecentRecording() throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let t0 = Date(timeIntervalSince1970: 1_000_000)
+        // Capacity for about five 100-byte objects: the kept session (older) goes before the waiting one.
+        let spool = try SegmentSpool(directory: directory, capacity: 500, logger: .quiet)
+        try spool.store([1], for: Self.object(7, 1001), connection: "cam1/2@b", now: t0)  // waiting, the oldest
+        try Self.record(1, in: spool, started: t0 + 1)
+        try spool.store([UInt8](repeating: 9, count: 250), for: Self.object(8, 1001), connection: "cam1/2@b", now: t0 + 2)
+        #expect(try spool.recentRecordings().isEmpty, "the recent recording made way")
+        #expect(try spool.nextPending(connection: "cam1/2@b", track: "video")?.object == Self.object(7, 1001))
+        #expect(try spool.statistics().evictions == 0, "nothing undelivered was evicted")
+    }
+
+    @Test func aDroppedRecordingIsNotKept() throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spool = try SegmentSpool(directory: directory, logger: .quiet)
+        try spool.keepRecent(3, connection: "cam1/1@a", track: "video", started: Date())
+        try spool.forgetRecent(3, connection: "cam1/1@a")
+        #expect(try spool.recentRecordings().isEmpty)
+    }
+}

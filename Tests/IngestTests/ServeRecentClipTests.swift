@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The status page plays what the spool already holds (issue 30): a delivered recording's video track stays in the
+/// spool as a recent recording, and the clip route serves its header and segments as one fragmented MP4 — the same
+/// bytes the ingest stored, no second copy written — with byte ranges; the clip and its thumbnail survive a restart.
+extension ServeEndToEndTests {
+    @Test func theClipRouteServesTheSpoolsRecordingAndItSurvivesARestart() async throws {
+        let ingest = try await ServeIngest("recentclip")
+        defer { try? FileManager.default.removeItem(at: ingest.directory) }
+        let server = try await ingest.start()
+        var serve = try await Serve(directory: ingest.directory, media: Self.media)
+        do {
+            try await serve.waitUntilStreaming()
+            let events = try await serve.subscribe()
+            let endpointID = try await serve.addTLSEndpoint(pki: ingest.pki, port: server.port)
+            let id = try await serve.allocate(TransportJSON.options(endpointID: endpointID, ingestPort: server.port,
+                                                                    trigger: .command(preRollMs: 2000)))
+            try await serve.setActive(id)
+            // A thumbnail is the latest analysed picture: the trigger waits for pictures, not only packets.
+            try await serve.waitForFrames(5)
+            try await serve.trigger(id, initial: 3, max: 6)
+            try await events.wait("End of session 1", timeout: .seconds(20)) { $0.contains { !$0.isBegin && $0.session == 1 } }
+            try await Fixtures.waitUntil("session 1 delivered and listed", timeout: .seconds(30)) {
+                let clips = try await serve.camera()["recentClips"] as? [[String: Any]] ?? []
+                return try await serve.pendingUploads() == 0 && clips.contains { $0["clip"] as? String != nil }
+            }
+            events.stop()
+            // What the ingest stored of the video track, in playing order.
+            let folder = ingest.root.appendingPathComponent("session_1/video")
+            var stored = try Data(contentsOf: folder.appendingPathComponent("video.init"))
+            for segment in try FileManager.default.contentsOfDirectory(atPath: folder.path).filter({ $0.hasSuffix(".m4s") }).sorted() {
+                stored += try Data(contentsOf: folder.appendingPathComponent(segment))
+            }
+            let path = "/v1/cameras/cam1/clips/\(id)/1"
+            for run in 1...2 {
+                let (status, whole) = try await serve.bytes(path)
+                #expect(status == 200 && whole.contentType == "video/mp4", "run \(run)")
+                #expect(Data(whole.body) == stored, "run \(run): the clip is the stored track, byte for byte")
+                let (partial, text) = try await serve.request(.GET, path, headers: [("Range", "bytes=0-7")])
+                #expect(partial == 206 && text.utf8.count == 8, "run \(run)")
+                let (thumbnail, jpeg) = try await serve.bytes(path + "/thumbnail.jpg")
+                #expect(thumbnail == 200 && jpeg.body.starts(with: [0xFF, 0xD8]), "run \(run)")
+                let clips = try #require(try await serve.camera()["recentClips"] as? [[String: Any]])
+                let clip = try #require(clips.first { $0["connectionID"] as? Int == id && $0["cmafSessionNumber"] as? Int == 1 })
+                #expect(clip["clip"] as? String == path && clip["thumbnail"] as? String == path + "/thumbnail.jpg", "\(clip)")
+                #expect(clip["endReason"] as? String == "motionDetectedDuration", "\(clip)")
+                guard run == 1 else { break }
+                #expect(try await serve.stop(SIGTERM))
+                try await serve.shutdown()
+                serve = try await Serve(directory: ingest.directory, source: TestPaths.media(Self.media).path, run: 2)
+                try await serve.waitUntilStreaming()
+            }
+            // The playable clip decodes: ffprobe counts the frames of the served body.
+            let file = ingest.directory.appendingPathComponent("served.mp4")
+            try Data(try await serve.bytes(path).response.body).write(to: file)
+            let frames = try await Shell.run("ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 '\(file.path)'")
+            #expect((Int(frames.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 60, "\(frames)")
+            // No second copy: nothing under the recording folder but what is being written.
+            let clipsFolder = ingest.directory.appendingPathComponent("state/recording/cam1/connection-\(id)/clips")
+            #expect(!FileManager.default.fileExists(atPath: clipsFolder.path))
+        } catch {
+            Issue.record("\(error)\n\(serve.process.output)")
+        }
+        try await serve.shutdown()
+        await server.stop()
+    }
+}
