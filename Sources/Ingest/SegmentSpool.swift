@@ -111,6 +111,10 @@ public final class SegmentSpool: Sendable {
         configuration.prepareDatabase { db in
             // WAL alone survives kill -9; FULL also makes each commit survive power loss.
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // A commit writes whole pages, to the WAL and again at the checkpoint: a spool's rows are small and each
+            // commit touches one or two of them, so 1 KiB pages write a quarter of 4 KiB's (flash wear). It takes
+            // effect for a new spool only (an existing one keeps its page size).
+            try db.execute(sql: "PRAGMA page_size = 1024")
         }
         database = try DatabasePool(path: directory.appendingPathComponent("journal.sqlite").path, configuration: configuration)
         var migrator = DatabaseMigrator()
@@ -155,6 +159,26 @@ public final class SegmentSpool: Sendable {
                     started REAL NOT NULL, ended REAL, endReason TEXT, triggerType TEXT, triggerOffset REAL,
                     thumbnail BLOB, finished INTEGER NOT NULL DEFAULT 0,
                     PRIMARY KEY (connection, session)) WITHOUT ROWID;
+                """)
+        }
+        // v5: the journal's tables without rowids: a row lives in its primary key's B-tree alone, so a commit changes
+        // one B-tree, not a table and its index (half the pages written per object stored or delivered).
+        migrator.registerMigration("v5-without-rowid") { db in
+            try db.execute(sql: """
+                CREATE TABLE object5 (
+                    connection TEXT NOT NULL, session INTEGER NOT NULL, track TEXT NOT NULL, number INTEGER NOT NULL,
+                    bytes INTEGER NOT NULL, created REAL NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+                    delivered INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (connection, session, track, number)) WITHOUT ROWID;
+                INSERT INTO object5 SELECT connection, session, track, number, bytes, created, attempts, delivered FROM object;
+                DROP TABLE object;
+                ALTER TABLE object5 RENAME TO object;
+                CREATE TABLE session5 (
+                    connection TEXT NOT NULL, session INTEGER NOT NULL, finished INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (connection, session)) WITHOUT ROWID;
+                INSERT INTO session5 SELECT connection, session, finished FROM session;
+                DROP TABLE session;
+                ALTER TABLE session5 RENAME TO session;
                 """)
         }
         try migrator.migrate(database)

@@ -12,7 +12,7 @@ extension ServeEndToEndTests {
     /// - the snapshot is a 640 px JPEG with the configured zone drawn over it, and the connections table lists both
     ///   transports;
     /// - a mouse click on the motion clip's timeline bar plays that clip from its start (the right source,
-    ///   `currentTime` advancing) with its trigger marked; Enter on the manual clip's bar, focused as a keyboard
+    ///   `currentTime` advancing) with its trigger marked, and seeks into it (byte ranges); Enter on the manual clip's bar, focused as a keyboard
     ///   user would, switches to that clip;
     /// - the event list shows the log (the motion clip's Begin, the zone's ZoneTriggered) and gains the manual
     ///   trigger's Begin while the test watches;
@@ -77,6 +77,16 @@ extension ServeEndToEndTests {
                 try await Self.waitForPlayback(of: motionClip, in: browser)
                 #expect(try await browser.evaluate("!document.querySelector('\(card) .scrub .trigger').hidden") as? Bool == true,
                         "no trigger mark")
+                // Seeking: the player jumps into the clip — the route answers its byte ranges — and shows that picture.
+                _ = try await browser.evaluate("""
+                    (() => { const v = document.querySelector('\(card) .viewer video'); window.seekedTo = null;
+                      v.addEventListener('seeked', () => { window.seekedTo = v.currentTime; }, { once: true });
+                      v.currentTime = 2.5; return true; })()
+                    """)
+                try await browser.waitUntil("the clip seeked to 2.5 s", """
+                    window.seekedTo !== null && Math.abs(window.seekedTo - 2.5) < 0.5
+                      && document.querySelector('\(card) .viewer video').readyState >= 2
+                    """)
 
                 // While the page is open: a manual trigger appears in the event list, and its clip on the timeline.
                 let entries = (try await browser.evaluate("document.querySelectorAll('#events-cam1 li').length") as? NSNumber)?.intValue ?? 0
