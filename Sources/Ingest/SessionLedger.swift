@@ -30,17 +30,24 @@ public final class SessionLedger: Sendable {
         self.file = file
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         var configuration = Configuration()
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         // Several pushav processes of one user share this file; a write waits for another's instead of failing
         // with "database is locked" (each holds the lock for one tiny transaction). WAL makes that transaction one
         // fsync instead of the rollback journal's several, so waits stay short even on a slow disk.
         configuration.busyMode = .timeout(30)
         database = try DatabasePool(path: file.path, configuration: configuration)
+        // GRDB's pool sets NORMAL when it opens the WAL, after `prepareDatabase`: FULL is set here, on the writer
+        // connection, or a power failure could hand a session number out twice.
+        try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: "CREATE TABLE lastSession (connection TEXT PRIMARY KEY, session INTEGER NOT NULL)")
         }
         try migrator.migrate(database)
+    }
+
+    /// `PRAGMA synchronous` of the connection that commits (2 is FULL).
+    func commitSynchronousLevel() throws -> Int {
+        try database.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") ?? -1 }
     }
 
     /// The highest session number entered for `connection`, 0 if none.

@@ -48,6 +48,37 @@ public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConverti
         isManifest ? "session_\(session)/index-\(isFinalManifest ? "static" : "dynamic").mpd" : relativePath
     }
 
+    /// The object a spool file stands for, from its ``spoolPath`` (nil for anything else: a temporary file, a
+    /// directory, a name no object has). Why: the file, not its journal row, is the spool's durable record — a row
+    /// lost with the last commits before a power failure is rebuilt from its file's name.
+    public init?(spoolPath: String) {
+        let components = spoolPath.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard components.count >= 2, components[0].hasPrefix("session_"), components[0].count > 8,
+              components[0].dropFirst(8).allSatisfy(\.isASCIIDigit), let session = Int(components[0].dropFirst(8)),
+              let file = components.last, !file.hasPrefix(".") else { return nil }
+        if components.count == 2 {
+            guard file == "index-dynamic.mpd" || file == "index-static.mpd" else { return nil }
+            self = .manifest(session: session, isFinal: file == "index-static.mpd")
+            return
+        }
+        let object: UploadObject
+        if file.hasPrefix("segment_"), file.hasSuffix(".m4s") {
+            let digits = file.dropFirst(8).dropLast(4)
+            guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit), let number = Int(digits), number > 0 else { return nil }
+            object = UploadObject(session: session, track: components[1..<(components.count - 1)].joined(separator: "/"),
+                                  number: number)
+        } else {
+            // `<track>/<track>.init`: the track is the first half (a track name may hold a `/`).
+            let rest = Array(components.dropFirst().joined(separator: "/").utf8)
+            guard rest.count > 7, (rest.count - 6) % 2 == 0 else { return nil }
+            object = .header(session: session, track: String(decoding: rest.prefix((rest.count - 6) / 2), as: UTF8.self))
+        }
+        guard !object.track.isEmpty else { return nil }
+        // Exactly the name this object is kept under (a header's file is named after its track).
+        guard object.spoolPath == spoolPath else { return nil }
+        self = object
+    }
+
     /// ``relativePath`` as it goes into the PUT URL: the track name percent-encoded (it may hold a space).
     public var urlPath: String {
         if isManifest { return relativePath }

@@ -43,6 +43,11 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
     /// Opens (creating if needed) and migrates the store at `path`.
     /// - Parameter privateKeys: where TLS endpoints' private keys go; this store keeps only a reference to each (and
     ///   moves any key an older version stored here into it at once). nil keeps keys in this file (tests, tools).
+    /// `PRAGMA synchronous` of the connection that commits (2 is FULL).
+    func commitSynchronousLevel() throws -> Int {
+        try pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") ?? -1 }
+    }
+
     public init(path: String, retention: EventLogRetention = EventLogRetention(),
                 privateKeys: (any TLSPrivateKeyStore)? = nil) throws(TransportStoreError) {
         self.path = path
@@ -57,6 +62,11 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON; PRAGMA page_size = 1024") }
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
+            // Every commit waits for its fsync: a session number or event number this store handed out must never be
+            // handed out again, power failure included (the ingest would overwrite `session_N`). GRDB's pool sets
+            // NORMAL when it opens the WAL, after `prepareDatabase`, so FULL is set here, on the writer connection.
+            // A few commits per recording: about 4 KiB written each (`Scripts/bench-serve`).
+            try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
         } catch {
             throw Self.classify(error, path: path)
         }
