@@ -64,6 +64,12 @@ public struct MotionDetectorConfiguration: Sendable, Hashable {
     /// Seconds after a stream's first picture during which the detector learns each pixel's activity and reports
     /// nothing.
     public var warmUpDuration: Double = 2
+    /// Camera shake is compensated up to this many analysis pixels (3 at 160 wide: 24 px of a 1280-wide picture);
+    /// a larger global shift is the camera moving, which recalibrates (`cameraMoved`).
+    public var maximumCompensatedShift: Int = 3
+    /// Shifts smaller than this (analysis pixels) are left alone: resampling blurs the frame a little, which costs
+    /// more than a hundredth of a pixel's misalignment.
+    public var minimumCompensatedShift: Double = 0.08
 
     public init(
         sourceWidth: Int, sourceHeight: Int, analysisWidth: Int, analysisHeight: Int, sensitivity: Int = 5,
@@ -148,6 +154,11 @@ public struct MotionFrameResult: Sendable, Hashable {
     /// The global photometric correction applied before differencing: predicted = gain × background + offset.
     public var gain: Double
     public var offset: Double
+    /// The camera shake compensated in this frame (analysis pixels; zero when none was needed or measurable).
+    public var shift: GlobalShift = .zero
+    /// The whole picture moved further than shake can (`maximumCompensatedShift`) and the change recalibrated the
+    /// detector: the camera was moved or knocked. Never motion.
+    public var cameraMoved = false
 }
 
 /// Finds motion in a stream of downscaled luma planes.
@@ -213,6 +224,13 @@ public struct MotionDetector: Sendable {
     private var dilationRows: [UInt8]
     /// The opened residual of the pixels that count (unusual and edge-supported), 0 elsewhere.
     private var counted: [UInt8]
+    /// Measures camera shake against the background.
+    private var shiftEstimator: GlobalShiftEstimator
+    /// The frame brought into the background's place.
+    private var aligned: [UInt8]
+    /// Per pixel, the range of the background around where a shaken frame's pixel came from.
+    private var lowBackground: [Float]
+    private var highBackground: [Float]
 
     public init(configuration: MotionDetectorConfiguration) {
         precondition(configuration.zones.count <= 64, "at most 64 zones")
@@ -231,6 +249,11 @@ public struct MotionDetector: Sendable {
         edgeScratch = residual
         dilationRows = residual
         counted = residual
+        aligned = residual
+        lowBackground = activity
+        highBackground = activity
+        shiftEstimator = GlobalShiftEstimator(
+            width: configuration.analysisWidth, height: configuration.analysisHeight, maxShift: configuration.maximumCompensatedShift)
     }
 
     /// The camera's zones changed (Zone Management): the regions are rasterised again, the background and the noise
@@ -316,11 +339,21 @@ public struct MotionDetector: Sendable {
             return quietResult(time: time, isKeyframe: isKeyframe, gain: 1, offset: 0)
         }
 
-        let (gain, offset) = photometricFit(plane.pixels)
+        // Camera shake first: everything after compares the frame brought back into the background's place, and the
+        // pictures remembered for the short-term gate and the flicker are kept in that place too.
+        let estimate = shiftEstimator.estimate(frame: plane.pixels, background: background)
+        var shift = GlobalShift.zero
+        var pixels = plane.pixels
+        if estimate.reliable && estimate.shift.magnitude >= configuration.minimumCompensatedShift {
+            shift = estimate.shift
+            GlobalShiftEstimator.align(plane.pixels, width: width, height: height, by: shift, into: &aligned)
+            pixels = aligned
+        }
+        let (gain, offset) = photometricFit(pixels)
         let reference = shortTermReference(before: time)
         let previous = recent.last?.pixels
         remember(plane.pixels, at: time)
-        let frameSigma = computeResidual(plane.pixels, gain: gain, offset: offset, reference: reference)
+        let frameSigma = computeResidual(plane.pixels, gain: gain, offset: offset, reference: reference, shift: shift)
         openResidual()
 
         // Thresholds use the noise measured on earlier frames: a global change or a large object inflates this
@@ -333,9 +366,17 @@ public struct MotionDetector: Sendable {
         // compensation is trustworthy, start over.
         let implausibleGain = !(0.6...1.67).contains(gain)
         if implausibleGain || isGlobalChange(threshold: thresholds[9]) {
-            background = plane.pixels.map(Float.init)
             recalibratingUntil = time + configuration.recalibrationDuration
-            return quietResult(time: time, isKeyframe: isKeyframe, gain: gain, offset: offset)
+            // Moved rather than relit: the picture lines up with the old background further away than shake goes.
+            let coarse = shiftEstimator.coarseShift(frame: plane.pixels, background: background,
+                                                    range: 4 * configuration.maximumCompensatedShift)
+            let moved = estimate.atLimit || Swift.max(abs(coarse.dx), abs(coarse.dy)) > configuration.maximumCompensatedShift
+            background = plane.pixels.map(Float.init)
+            // After the camera moved the old pictures are in the old place: the short-term gate starts again here.
+            if moved { recent = [(time, plane.pixels)] }
+            var result = quietResult(time: time, isKeyframe: isKeyframe, gain: gain, offset: offset)
+            result.cameraMoved = moved
+            return result
         }
 
         // Level of each opened residual value: the lowest sensitivity whose threshold it exceeds (0: none).
@@ -349,7 +390,7 @@ public struct MotionDetector: Sendable {
         let counts = countChanges(levelOf)
         updateActivity(plane.pixels, previous: previous, elapsed: elapsed, learning: warmingUp)
 
-        updateBackground(plane.pixels, gain: gain, offset: offset, changeThreshold: thresholds[9], elapsed: elapsed, time: time, isKeyframe: isKeyframe)
+        updateBackground(pixels, gain: gain, offset: offset, changeThreshold: thresholds[9], elapsed: elapsed, time: time, isKeyframe: isKeyframe)
         if !isKeyframe || lastAnalysedWasKeyframe {
             // Keyframes may carry a quality pulse; keep them out of the noise estimate unless they are all we see.
             // One frame may at most double the estimate, so a large object cannot blind the detector.
@@ -372,7 +413,7 @@ public struct MotionDetector: Sendable {
             time: time, isKeyframe: isKeyframe, anywhere: regions[0], outsideZones: regions[1], zones: zones,
             movedZones: moved.sorted(), movedOutsideZones: regions[1].moved(atSensitivity: configuration.sensitivity),
             hasMotion: regions[0].moved(atSensitivity: configuration.sensitivity), recalibrated: false,
-            noiseSigma: sigma, gain: gain, offset: offset)
+            noiseSigma: sigma, gain: gain, offset: offset, shift: shift)
     }
 
     // MARK: Steps
@@ -460,7 +501,10 @@ public struct MotionDetector: Sendable {
         while recent.count > 2 && time - recent[1].time >= configuration.motionWindow { recent.removeFirst() }
     }
 
-    private mutating func computeResidual(_ pixels: [UInt8], gain: Double, offset: Double, reference: [UInt8]?) -> Double {
+    private mutating func computeResidual(_ pixels: [UInt8], gain: Double, offset: Double, reference: [UInt8]?,
+                                          shift: GlobalShift) -> Double {
+        let shifted = shift != .zero
+        if shifted { shiftTolerantBackground(shift) }
         var counts = [Int](repeating: 0, count: 256)
         let g = Float(gain), o = Float(offset)
         let reference = reference ?? pixels
@@ -474,8 +518,17 @@ public struct MotionDetector: Sendable {
                     residual.withUnsafeMutableBufferPointer { out in
                         rawResidual.withUnsafeMutableBufferPointer { raw in
                             for i in 0..<frame.count {
-                                let predicted = Swift.min(Swift.max(model[i] * g + o, 0), 255)
-                                let value = Swift.min(abs(Float(frame[i]) - predicted), 255)
+                                let value: Float
+                                if shifted {
+                                    // The frame against the range of the background cell its pixel came from.
+                                    let a = Swift.min(Swift.max(lowBackground[i] * g + o, 0), 255)
+                                    let b = Swift.min(Swift.max(highBackground[i] * g + o, 0), 255)
+                                    let f = Float(frame[i])
+                                    value = Swift.min(Swift.max(Swift.max(f - Swift.max(a, b), Swift.min(a, b) - f), 0), 255)
+                                } else {
+                                    let predicted = Swift.min(Swift.max(model[i] * g + o, 0), 255)
+                                    value = Swift.min(abs(Float(frame[i]) - predicted), 255)
+                                }
                                 raw[i] = Self.truncatedLevel(value)
                                 // Moving now, not merely different from the background. The reference is compensated
                                 // like the background: both predate a lamp switch the fit has just measured.
@@ -492,6 +545,30 @@ public struct MotionDetector: Sendable {
         }
         // MAD: for Gaussian noise the median of |r| is 0.674 σ. The +0.5 undoes the truncation to whole levels.
         return (Double(Self.median(counts)) + 0.5) * 1.4826
+    }
+
+    /// `lowBackground` and `highBackground` = the darkest and brightest of the four background pixels around where
+    /// each frame pixel was before the shake moved it (x − shift). Why a range and not the resampled level: the
+    /// background is sharp and a shake of a fraction of a pixel makes a frame pixel any mix of the pixels around it;
+    /// a level inside their range is the shake, one outside it is the scene changing.
+    private mutating func shiftTolerantBackground(_ shift: GlobalShift) {
+        let w = width, h = height
+        let ix = Int(Float(shift.dx).rounded(.down)), iy = Int(Float(shift.dy).rounded(.down))
+        background.withUnsafeBufferPointer { model in
+            lowBackground.withUnsafeMutableBufferPointer { low in
+                highBackground.withUnsafeMutableBufferPointer { high in
+                    for y in 0..<h {
+                        let y0 = Swift.min(Swift.max(y - iy - 1, 0), h - 1), y1 = Swift.min(Swift.max(y - iy, 0), h - 1)
+                        for x in 0..<w {
+                            let x0 = Swift.min(Swift.max(x - ix - 1, 0), w - 1), x1 = Swift.min(Swift.max(x - ix, 0), w - 1)
+                            let a = model[y0 * w + x0], b = model[y0 * w + x1], c = model[y1 * w + x0], d = model[y1 * w + x1]
+                            low[y * w + x] = Swift.min(Swift.min(a, b), Swift.min(c, d))
+                            high[y * w + x] = Swift.max(Swift.max(a, b), Swift.max(c, d))
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Grey-level opening with a 2×2 square: erosion (min of the 2×2 block to the lower right) then dilation

@@ -29,6 +29,8 @@ public struct RecordingMetrics: Sendable {
     let preRoll: Metrics.Recorder
     let durationError: Metrics.Recorder
     let bytesRecorded: Counter
+    /// The camera was moved or knocked (the picture shifted beyond shake): detection started over.
+    let cameraMoved: Counter
 
     public init(camera: String) {
         self.camera = camera
@@ -48,6 +50,7 @@ public struct RecordingMetrics: Sendable {
         preRoll = Metrics.Recorder(label: Self.preRollLabel, dimensions: dimensions, aggregate: true)
         durationError = Metrics.Recorder(label: Self.durationErrorLabel, dimensions: dimensions, aggregate: true)
         bytesRecorded = Counter(label: "pushav_recorded_bytes_total", dimensions: dimensions)
+        cameraMoved = Counter(label: "pushav_camera_moved_total", dimensions: dimensions)
     }
 
     /// Histogram of the time one analysed picture takes (luma plane and motion detector).

@@ -173,6 +173,12 @@ struct RecordingPipeline {
             let began = ContinuousClock.now
             let sample = try a.analyse(at: t, isKeyframe: isKeyframe, luma: luma)
             analysis = a
+            if a.cameraMoved {
+                // Counted and told, never a clip: the detector learns the new view.
+                logger.warning("the camera moved: the whole picture shifted further than shake; motion detection starts over",
+                               metadata: ["at": "\(t.seconds)"])
+                options.metrics?.cameraMoved.increment()
+            }
             if let metrics = options.metrics, sample != nil {
                 metrics.framesAnalysed.increment()
                 metrics.analysisTime.record(duration: ContinuousClock.now - began)
@@ -559,6 +565,8 @@ struct MotionAnalysis {
     private let reportSensitivity: Int
     private var intervals: [(start: MediaTime, end: MediaTime)] = []
     private var lastMotion: MediaTime?
+    /// The last analysed picture showed the camera moved (not shaken): the detector started over, nothing triggered.
+    private(set) var cameraMoved = false
     /// The luma plane analysed (pictures are scaled to exactly this).
     let width: Int
     let height: Int
@@ -593,6 +601,7 @@ struct MotionAnalysis {
         guard let result = detector.analyse(LumaPlane(width: image.width, height: image.height, pixels: image.pixels),
                                             at: seconds, isKeyframe: isKeyframe)
         else { return nil }
+        cameraMoved = result.cameraMoved
         if result.anywhere.moved(atSensitivity: reportSensitivity) {
             // One interval while motion keeps being seen; a gap of more than a second starts a new one.
             if let last = lastMotion, time - last <= .seconds(1), !intervals.isEmpty {

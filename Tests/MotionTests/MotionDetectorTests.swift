@@ -472,3 +472,45 @@ private func warmedUp(_ detector: inout MotionDetector, _ scene: inout Synthetic
         return base
     }
 }
+
+/// Camera shake (a camera on a pole in wind) is compensated, not detected; a person walking while the camera shakes
+/// still is; a camera moved for good is counted as moved and never triggers.
+@Suite struct CameraShakeTests {
+    static func shake(_ time: Double, amplitude: Double) -> (dx: Double, dy: Double) {
+        (amplitude * sin(2 * .pi * 1.3 * time), 0.7 * amplitude * cos(2 * .pi * 2.1 * time))
+    }
+
+    @Test(arguments: [5, 10]) func aShakingCameraShowsNoMotion(sensitivity: Int) {
+        var scene = SyntheticScene(noiseSigma: 4, seed: 31)
+        var motion = detector(sensitivity: sensitivity)
+        let results = simulate(&motion, scene: &scene, seconds: 60) { time, scene in
+            scene.shake = Self.shake(time, amplitude: 1.5)
+        }
+        let moving = results.filter(\.hasMotion).map(\.time)
+        #expect(moving.isEmpty, "motion at \(moving.prefix(10))")
+        #expect(results.contains { $0.shift.magnitude > 0.5 }, "the shake was measured")
+    }
+
+    @Test func aPersonIsSeenWhileTheCameraShakes() {
+        var scene = SyntheticScene(noiseSigma: 4, seed: 32)
+        var motion = detector(sensitivity: 5)
+        _ = simulate(&motion, scene: &scene, seconds: 4) { time, scene in scene.shake = Self.shake(time, amplitude: 1.5) }
+        scene.objects = [SceneObject(x: 0, y: 40, width: 8, height: 20, level: 20)]
+        let results = simulate(&motion, scene: &scene, from: 4, seconds: 3) { time, scene in
+            scene.shake = Self.shake(time, amplitude: 1.5)
+            scene.objects[0].x = 10 + 40 * (time - 4)
+        }
+        let first = results.first(where: \.hasMotion)?.time
+        #expect(first.map { $0 - 4 <= 0.5 } == true, "first motion at \(String(describing: first))")
+    }
+
+    @Test func aCameraMovedForGoodIsCountedAndNeverMotion() {
+        var scene = SyntheticScene(noiseSigma: 4, seed: 33)
+        var motion = detector(sensitivity: 10)
+        _ = simulate(&motion, scene: &scene, seconds: 4)
+        scene.shake = (9, -6)
+        let results = simulate(&motion, scene: &scene, from: 4, seconds: 10)
+        #expect(results.first?.cameraMoved == true && results.first?.recalibrated == true, "\(String(describing: results.first))")
+        #expect(results.allSatisfy { !$0.hasMotion })
+    }
+}

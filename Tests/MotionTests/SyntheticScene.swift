@@ -21,6 +21,8 @@ struct SyntheticScene {
     var gain = 1.0
     var offset = 0.0
     var objects: [SceneObject] = []
+    /// The camera's displacement: the frame shows the scene moved by this many pixels (bilinear, edges repeated).
+    var shake: (dx: Double, dy: Double) = (0, 0)
     var rng: SeededGenerator
 
     init(width: Int = 160, height: Int = 90, noiseSigma: Double = 6, seed: UInt64 = 1) {
@@ -48,7 +50,7 @@ struct SyntheticScene {
     /// (a slight brightness and contrast change with a little extra noise).
     mutating func frame(pulse: Bool = false) -> LumaPlane {
         var pixels = [UInt8](repeating: 0, count: width * height)
-        var levels = base.map { $0 * gain + offset }
+        var levels = (shake.dx == 0 && shake.dy == 0 ? base : shaken()).map { $0 * gain + offset }
         for object in objects {
             let x0 = Int(object.x.rounded(.down)), y0 = Int(object.y.rounded(.down))
             let columns = max(0, x0)..<max(max(0, x0), min(width, x0 + object.width))
@@ -63,6 +65,25 @@ struct SyntheticScene {
             pixels[i] = UInt8(min(max(value.rounded(), 0), 255))
         }
         return LumaPlane(width: width, height: height, pixels: pixels)
+    }
+}
+
+extension SyntheticScene {
+    /// The scene displaced by `shake`: level(x, y) = base(x − dx, y − dy).
+    func shaken() -> [Double] {
+        let level = { (x: Int, y: Int) in base[min(max(y, 0), height - 1) * width + min(max(x, 0), width - 1)] }
+        var out = [Double](repeating: 0, count: width * height)
+        for y in 0..<height {
+            for x in 0..<width {
+                let sx = Double(x) - shake.dx, sy = Double(y) - shake.dy
+                let x0 = Int(sx.rounded(.down)), y0 = Int(sy.rounded(.down))
+                let ax = sx - Double(x0), ay = sy - Double(y0)
+                let top = level(x0, y0) * (1 - ax) + level(x0 + 1, y0) * ax
+                let bottom = level(x0, y0 + 1) * (1 - ax) + level(x0 + 1, y0 + 1) * ax
+                out[y * width + x] = top * (1 - ay) + bottom * ay
+            }
+        }
+        return out
     }
 }
 
