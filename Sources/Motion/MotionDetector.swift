@@ -228,6 +228,10 @@ public struct MotionDetector: Sendable {
     private var shiftEstimator: GlobalShiftEstimator
     /// The frame brought into the background's place.
     private var aligned: [UInt8]
+    /// Per pixel, the largest opened residual the warm-up saw; folded into `activity` when it ends, so nothing the
+    /// warm-up saw counts as motion the moment it ends (see `foldWarmUpPeaks()`).
+    private var warmUpPeak: [UInt8]
+    private var warmUpFolded = true
     /// Per pixel, the range of the background around where a shaken frame's pixel came from.
     private var lowBackground: [Float]
     private var highBackground: [Float]
@@ -250,6 +254,7 @@ public struct MotionDetector: Sendable {
         dilationRows = residual
         counted = residual
         aligned = residual
+        warmUpPeak = residual
         lowBackground = activity
         highBackground = activity
         shiftEstimator = GlobalShiftEstimator(
@@ -335,6 +340,10 @@ public struct MotionDetector: Sendable {
             background = plane.pixels.map(Float.init)
             recalibratingUntil = time + configuration.recalibrationDuration
             warmingUpUntil = time + pendingWarmUp
+            if pendingWarmUp > 0 {
+                warmUpPeak = [UInt8](repeating: 0, count: warmUpPeak.count)
+                warmUpFolded = false
+            }
             remember(plane.pixels, at: time)
             return quietResult(time: time, isKeyframe: isKeyframe, gain: 1, offset: 0)
         }
@@ -385,6 +394,11 @@ public struct MotionDetector: Sendable {
             if let level = thresholds.firstIndex(where: { Double(value) > $0 }) { levelOf[value] = UInt8(level + 1) }
         }
         let warmingUp = time < warmingUpUntil
+        if warmingUp {
+            notePeaks()
+        } else if !warmUpFolded {
+            foldWarmUpPeaks()
+        }
         findEdges()
         selectCountedPixels()
         let counts = countChanges(levelOf)
@@ -602,6 +616,29 @@ public struct MotionDetector: Sendable {
                         out[x] = Swift.max(Swift.max(row[x], row[x &- 1]), Swift.max(above[x], above[x &- 1]))
                     }
                 }
+            }
+        }
+    }
+
+    /// Keeps each pixel's largest opened residual while warming up.
+    private mutating func notePeaks() {
+        opened.withUnsafeBufferPointer { o in
+            warmUpPeak.withUnsafeMutableBufferPointer { p in
+                for i in 0..<o.count { p[i] = Swift.max(p[i], o[i]) }
+            }
+        }
+    }
+
+    /// The warm-up ends: each pixel's activity covers at least the largest change it showed while warming up, so a
+    /// change the warm-up already saw (a shaken edge, a tree in wind, a light that flickers) cannot count as motion
+    /// on the first report — the warm-up never ends in a trigger by construction. The activity then relaxes as
+    /// usual (`activityFallTime`), so a pixel a person happened to cross during the warm-up is back in seconds.
+    private mutating func foldWarmUpPeaks() {
+        warmUpFolded = true
+        let factor = Float(configuration.activityFactor)
+        warmUpPeak.withUnsafeBufferPointer { p in
+            activity.withUnsafeMutableBufferPointer { a in
+                for i in 0..<p.count { a[i] = Swift.max(a[i], Float(p[i]) / factor) }
             }
         }
     }

@@ -514,3 +514,18 @@ private func warmedUp(_ detector: inout MotionDetector, _ scene: inout Synthetic
         #expect(results.allSatisfy { !$0.hasMotion })
     }
 }
+
+/// The warm-up never ends in a trigger: a change it saw (here a sign lit during it, which then stays lit and steady)
+/// is covered by what it learned.
+@Suite struct WarmUpTests {
+    @Test(arguments: [5, 10]) func aChangeSeenDuringTheWarmUpDoesNotTriggerWhenItEnds(sensitivity: Int) {
+        var scene = SyntheticScene(noiseSigma: 4, seed: 41)
+        var motion = detector(sensitivity: sensitivity)
+        let results = simulate(&motion, scene: &scene, seconds: 12) { time, scene in
+            // A 16×12 sign (1.3 % of the picture) lit at 1 s and steady from then on.
+            scene.objects = time >= 1 ? [SceneObject(x: 100, y: 20, width: 16, height: 12, level: 235)] : []
+        }
+        let moving = results.filter(\.hasMotion).map(\.time)
+        #expect(moving.isEmpty, "motion at \(moving)")
+    }
+}
