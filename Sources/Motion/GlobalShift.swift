@@ -83,7 +83,9 @@ public struct GlobalShiftEstimator: Sendable {
         let still = difference(frame: frame, background: background, dx: 0, dy: 0, margin: margin)
         // At the limit: the steps settled at the edge of the range, where the true shift may lie beyond it.
         let atLimit = Swift.max(abs(dx), abs(dy)) > Double(maxShift) - 0.25
-        guard moved < explainedFraction * still else { return Estimate(shift: .zero, reliable: true, atLimit: atLimit) }
+        // The smaller the shift, the less it can improve: a tenth of a pixel explains only a little of an edge.
+        let required = 1 - (1 - explainedFraction) * Swift.min(1, (dx * dx + dy * dy).squareRoot())
+        guard moved < required * still else { return Estimate(shift: .zero, reliable: true, atLimit: atLimit) }
         return Estimate(shift: GlobalShift(dx: dx, dy: dy), reliable: true, atLimit: atLimit)
     }
 
@@ -134,7 +136,8 @@ public struct GlobalShiftEstimator: Sendable {
         return (best, abs(best) == maxShift)
     }
 
-    /// How much closer to the background a shifted frame must be than the frame as it is for the shift to count.
+    /// How much closer to the background a frame shifted by a pixel or more must be than the frame as it is for the
+    /// shift to count (a smaller shift, proportionally less).
     public var explainedFraction = 0.8
 
     /// The mean absolute difference between the frame and the background resampled at (dx, dy), each pixel's

@@ -576,8 +576,13 @@ public struct MotionDetector: Sendable {
                         for x in 0..<w {
                             let x0 = Swift.min(Swift.max(x - ix - 1, 0), w - 1), x1 = Swift.min(Swift.max(x - ix, 0), w - 1)
                             let a = model[y0 * w + x0], b = model[y0 * w + x1], c = model[y1 * w + x0], d = model[y1 * w + x1]
-                            low[y * w + x] = Swift.min(Swift.min(a, b), Swift.min(c, d))
-                            high[y * w + x] = Swift.max(Swift.max(a, b), Swift.max(c, d))
+                            let lowest = Swift.min(Swift.min(a, b), Swift.min(c, d))
+                            let highest = Swift.max(Swift.max(a, b), Swift.max(c, d))
+                            // Scaling and compression do not mix the neighbours exactly: a fifth of the cell's
+                            // contrast either side covers what they add at an edge.
+                            let slack = (highest - lowest) * Self.shiftSlack
+                            low[y * w + x] = lowest - slack
+                            high[y * w + x] = highest + slack
                         }
                     }
                 }
@@ -619,6 +624,10 @@ public struct MotionDetector: Sendable {
             }
         }
     }
+
+    /// How far beyond the range of a shaken pixel's background cell (a fraction of its contrast) still counts as
+    /// the shake.
+    static let shiftSlack: Float = 0.2
 
     /// Keeps each pixel's largest opened residual while warming up.
     private mutating func notePeaks() {
