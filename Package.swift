@@ -7,7 +7,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "pushav", targets: ["pushav"]),
-        .library(name: "PushAVRecorder", targets: ["Recorder", "CMAF", "Timeline", "Motion", "TransportModel", "TransportStore"]),
+        .library(name: "PushAVRecorder", targets: ["Domain", "Recorder", "CMAF", "Timeline", "Motion", "TransportModel", "TransportStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         // `pushav serve`'s /metrics: the swift-metrics backend that renders the Prometheus text format.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Request and response types of the HTTP API and the ingest server (what Hummingbird's own are built on).
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
         // FFmpeg 5.1 from Debian (libavformat-dev, libavcodec-dev, libavutil-dev, libswscale-dev; libswresample-dev
@@ -37,11 +39,14 @@ let package = Package(
             pkgConfig: "libavformat libavcodec libavutil libswscale libswresample",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]
         ),
-        // Pure Swift: media time arithmetic, segment/chunk planning, clip timeline (no FFmpeg, no I/O).
-        .target(name: "Timeline"),
+        // The vocabulary every other module speaks: media time, clip durations, zones and zone triggers. Pure values,
+        // no dependencies: policy (the cluster model) and mechanism (timeline, detector) meet here, not in each other.
+        .target(name: "Domain"),
+        // Pure Swift: segment/chunk planning, clip timeline, zone triggers (no FFmpeg, no I/O).
+        .target(name: "Timeline", dependencies: ["Domain"]),
         // Motion detection over a downscaled luma plane: pure logic, no I/O; one AVX2 kernel in C beside it.
         .target(name: "CLumaKernels"),
-        .target(name: "Motion", dependencies: ["CLumaKernels"]),
+        .target(name: "Motion", dependencies: ["Domain", "CLumaKernels"]),
         // Pure Swift: ISO-BMFF / CMAF box reader, codec strings and conformance checks (no FFmpeg).
         .target(
             name: "CMAF",
@@ -53,22 +58,24 @@ let package = Package(
         // The Swift owners of FFmpeg objects: input, decoder, scaler, encoders, CMAF track muxer.
         .target(
             name: "MediaIO",
-            dependencies: ["CFFmpeg", "Timeline", "CMAF", "Motion", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CFFmpeg", "Domain", "Timeline", "CMAF", "Motion", .product(name: "Logging", package: "swift-log")]
         ),
         // Demux once, cut sessions, write the upload layout and the report.
         .target(
             name: "Recorder",
             dependencies: [
-                "MediaIO", "Timeline", "Motion", "CMAF", "TransportModel", .product(name: "Logging", package: "swift-log"),
+                "Domain", "MediaIO", "Timeline", "Motion", "CMAF", "TransportModel",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
-        // Matter Push AV Stream Transport cluster model: types, validation, commands, events.
-        .target(name: "TransportModel", dependencies: ["Timeline", "Motion"]),
+        // Matter Push AV Stream Transport cluster model: types, validation, commands, events. Knows the domain's
+        // values, not the detector or the timeline that act on them.
+        .target(name: "TransportModel", dependencies: ["Domain"]),
         // SQLite persistence of transport connections (GRDB).
         .target(
             name: "TransportStore",
-            dependencies: ["TransportModel", "Motion", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Domain", "TransportModel", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Durable spool (GRDB journal) and the HTTPS PUT uploader (AsyncHTTPClient, mutual TLS). No server code.
         .target(
@@ -93,6 +100,7 @@ let package = Package(
             dependencies: [
                 "CMAF", "Ingest",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -105,7 +113,7 @@ let package = Package(
             name: "Sidecar",
             dependencies: [
                 // MediaIO for the JPEG thumbnails and snapshots the recorder hands over.
-                "Motion", "TransportModel", "TransportStore", "Recorder", "MediaIO", "Ingest", "Timeline",
+                "Domain", "Motion", "TransportModel", "TransportStore", "Recorder", "MediaIO", "Ingest", "Timeline",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -123,6 +131,7 @@ let package = Package(
             dependencies: [
                 "Sidecar", "TransportModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 // The bundled page and document are read once on NIO's blocking-I/O pool.
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -154,11 +163,12 @@ let package = Package(
         .executableTarget(
             name: "pushav",
             dependencies: [
-                "Recorder", "CMAF", "MediaIO", "Motion", "Timeline", "TransportModel", "Ingest", "IngestServer", "Sidecar",
+                "Domain", "Recorder", "CMAF", "MediaIO", "Motion", "Timeline", "TransportModel", "Ingest", "IngestServer", "Sidecar",
                 "SidecarAPI", "SidecarDemo", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 // `pushav serve`'s control API with mutual TLS.
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -170,11 +180,12 @@ let package = Package(
         // a hand-moved clock.
         .target(name: "TestSupport", dependencies: ["TransportModel", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/TestSupport"),
-        .testTarget(name: "TimelineTests", dependencies: ["Timeline", "TestSupport"]),
+        .testTarget(name: "DomainTests", dependencies: ["Domain"]),
+        .testTarget(name: "TimelineTests", dependencies: ["Domain", "Timeline", "TestSupport"]),
         .testTarget(
             name: "SidecarTests",
             dependencies: [
-                "Sidecar", "Motion", "TransportModel", "Ingest", "TestSupport",
+                "Domain", "Sidecar", "Motion", "TransportModel", "Ingest", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -192,8 +203,9 @@ let package = Package(
         .testTarget(
             name: "SidecarAPITests",
             dependencies: [
-                "SidecarAPI", "Sidecar", "TransportModel", "Motion", "TestSupport",
+                "Domain", "SidecarAPI", "Sidecar", "TransportModel", "Motion", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 // Reads the event stream as it arrives (the test clients collect whole bodies).
@@ -201,16 +213,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "MotionTests", dependencies: ["Motion", "TestSupport"]),
+        .testTarget(name: "MotionTests", dependencies: ["Domain", "Motion", "TestSupport"]),
         .testTarget(name: "CMAFTests", dependencies: ["CMAF", "TestSupport"]),
         .testTarget(name: "MediaIOTests", dependencies: ["MediaIO", "CMAF", "TestSupport"]),
-        .testTarget(name: "RecorderTests", dependencies: ["Recorder", "CMAF", "MediaIO", "pushav", "TestSupport"]),
-        .testTarget(name: "TransportModelTests", dependencies: ["TransportModel", "Timeline", "Motion", "TestSupport"]),
-        .testTarget(name: "TransportStoreTests", dependencies: ["TransportStore", "TransportModel", "Motion", "TestSupport"]),
+        .testTarget(name: "RecorderTests", dependencies: ["Domain", "Recorder", "CMAF", "MediaIO", "pushav", "TestSupport"]),
+        .testTarget(name: "TransportModelTests", dependencies: ["Domain", "TransportModel", "TestSupport"]),
+        .testTarget(name: "TransportStoreTests", dependencies: ["Domain", "TransportStore", "TransportModel", "TestSupport"]),
         .testTarget(
             name: "IngestTests",
             dependencies: [
-                "Ingest", "IngestServer", "CMAF", "Recorder", "MediaIO", "TestSupport",
+                "Domain", "Ingest", "IngestServer", "CMAF", "Recorder", "MediaIO", "TestSupport",
                 // The engine in process, where a test changes what the API cannot (a TLS endpoint replaced).
                 "Sidecar", "TransportModel",
                 .product(name: "Hummingbird", package: "hummingbird"),

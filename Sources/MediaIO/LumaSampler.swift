@@ -1,4 +1,5 @@
 import CFFmpeg
+import Domain
 import Motion
 import Timeline
 

@@ -1,4 +1,5 @@
 import CFFmpeg
+import Domain
 import Timeline
 
 /// What kind of elementary stream a track carries.

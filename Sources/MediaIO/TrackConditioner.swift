@@ -1,5 +1,6 @@
 import CFFmpeg
 import CMAF
+import Domain
 import Timeline
 
 /// Turns one input stream's packets into packets a CMAF track can carry: passed through (H.264, HEVC, AAC, Opus; ADTS

@@ -1,5 +1,6 @@
 import CFFmpeg
 import CMAF
+import Domain
 import Timeline
 
 /// Re-encodes video CMAF cannot carry (MPEG-4 Part 2, VP8, MJPEG, …) as H.264 with libx264, forcing an IDR at every

@@ -1,5 +1,6 @@
 import CLumaKernels
 import Foundation  // exp() for time constants; nothing in the per-pixel loops
+import Domain
 
 /// How a `MotionDetector` is set up.
 ///

@@ -1,3 +1,4 @@
+import Domain
 import Logging
 import MediaIO
 import Timeline

@@ -1,4 +1,5 @@
 import CMAF
+import Domain
 import Foundation
 import Logging
 import MediaIO
@@ -85,10 +86,10 @@ public struct RecordingOptions: Sendable {
     /// Motion zones known to the camera (polygons in the video's pixel coordinates).
     public var zones: [MotionZone] = []
     /// Zone Management's triggers: which zones report ZoneTriggered/ZoneStopped (through ``zoneEvents``).
-    public var zoneTriggers: [ZoneTriggers.Trigger] = []
+    public var zoneTriggers: [ZoneTrigger] = []
     /// Receives each zone's ZoneTriggered/ZoneStopped as analysis finds it, on the media thread (return at once).
     /// A pass that ends stops every zone still triggered.
-    public var zoneEvents: (@Sendable (ZoneTriggers.Event) -> Void)? = nil
+    public var zoneEvents: (@Sendable (ZoneEvent) -> Void)? = nil
     /// Sensitivity the report's motion intervals are listed at (transports each apply their own).
     public var reportSensitivity = 5
     /// Width of the luma plane motion is analysed on (height follows the aspect ratio).

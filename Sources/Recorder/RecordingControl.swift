@@ -1,4 +1,5 @@
 import CMAF
+import Domain
 import Foundation
 import MediaIO
 import Motion
@@ -188,9 +189,9 @@ public struct DesiredRecording: Sendable {
 public struct DesiredRecordings: Sendable {
     public var connections: [UInt16: DesiredRecording]
     public var zones: [MotionZone]
-    public var zoneTriggers: [ZoneTriggers.Trigger]
+    public var zoneTriggers: [ZoneTrigger]
 
-    public init(connections: [UInt16: DesiredRecording] = [:], zones: [MotionZone] = [], zoneTriggers: [ZoneTriggers.Trigger] = []) {
+    public init(connections: [UInt16: DesiredRecording] = [:], zones: [MotionZone] = [], zoneTriggers: [ZoneTrigger] = []) {
         self.connections = connections
         self.zones = zones
         self.zoneTriggers = zoneTriggers

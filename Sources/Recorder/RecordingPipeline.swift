@@ -1,4 +1,5 @@
 import CMAF
+import Domain
 import Foundation
 import Logging
 import MediaIO
@@ -53,7 +54,7 @@ struct RecordingPipeline {
         }
         // Zone Management's triggers, fed every analysed picture.
         var zoneTriggers = ZoneTriggers(options.zoneTriggers)
-        func reportZoneEvents(_ events: [ZoneTriggers.Event]) {
+        func reportZoneEvents(_ events: [ZoneEvent]) {
             guard let sink = options.zoneEvents else { return }
             for event in events { sink(event) }
         }

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Logging
 import MediaIO
@@ -38,7 +39,7 @@ public final class CameraRecorder: Sendable {
         /// What the camera should record (its connections, zones and Zone Management's triggers).
         var desired: DesiredRecordings
         /// Where ZoneTriggered/ZoneStopped go (the camera's announcer, in order with Begin and End).
-        var zoneEvents: (@Sendable (ZoneTriggers.Event) -> Void)?
+        var zoneEvents: (@Sendable (ZoneEvent) -> Void)?
         var source: CameraStatus.SourceState = .connecting
         var lastError: String?
         var framesAnalysedBefore = 0
@@ -121,7 +122,7 @@ public final class CameraRecorder: Sendable {
 
     /// Where each zone's ZoneTriggered/ZoneStopped goes (called on the media thread: hand it on at once). Set before
     /// ``run()``.
-    public func reportZoneEvents(to sink: @escaping @Sendable (ZoneTriggers.Event) -> Void) {
+    public func reportZoneEvents(to sink: @escaping @Sendable (ZoneEvent) -> Void) {
         state.withLock { $0.zoneEvents = sink }
     }
 

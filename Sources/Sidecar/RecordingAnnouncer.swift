@@ -1,3 +1,4 @@
+import Domain
 import Logging
 import Recorder
 import Timeline
@@ -25,7 +26,7 @@ final class RecordingAnnouncer: Sendable {
         case withdraw(connection: UInt16, BeginRequest, ended: @Sendable (Int) -> Void)
         /// A zone's ZoneTriggered/ZoneStopped (Zone Management): through the same queue, so a ZoneTriggered is logged
         /// before the Begin the same motion causes.
-        case zone(ZoneTriggers.Event)
+        case zone(ZoneEvent)
     }
 
     private let server: PushAVStreamTransportServer

@@ -3,6 +3,7 @@ import Motion
 import TransportModel
 import Yams
 #if canImport(Glibc)
+import Domain
 import Glibc
 #endif
 

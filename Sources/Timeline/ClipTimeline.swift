@@ -1,3 +1,5 @@
+import Domain
+
 /// The clip timing of one transport connection as a pure, deterministic state machine (README "Clip timing",
 /// rules 2–8). Feed it `TimelineInput`s in presentation order; it answers with the `ClipDecision`s to apply.
 ///

@@ -1,3 +1,5 @@
+import Domain
+
 /// One transport connection's recording, as one pure state machine: the ``ClipTimeline`` that decides *when* to
 /// record, and the lifecycle of each recording the timeline asks for — waiting for its keyframe, announced to the
 /// cluster and waiting for its answer, recording into a session, ending while its last frames are written.

@@ -1,3 +1,5 @@
+import Domain
+
 /// What one analysed frame saw, reduced to what rule 1 needs, so that one analysis serves every transport.
 ///
 /// Each region holds the lowest sensitivity (1…10) at which it moved; since detection is monotonic in

@@ -1,3 +1,5 @@
+import Domain
+
 /// Where a clip starts (README "Clip timing", rule 9).
 ///
 /// Let c be the last keyframe at or before the trigger t0 (the start of the segment that holds the trigger).

@@ -1,3 +1,5 @@
+import Domain
+
 /// Decides where one session's CMAF segments and chunks are cut, from its video frames in decode order.
 ///
 /// Rules (our reference README, "Segments"): the first segment starts at the session start, a keyframe; each next

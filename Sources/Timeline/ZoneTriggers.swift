@@ -1,3 +1,5 @@
+import Domain
+
 /// Zone Management's triggers (the `Triggers` attribute) as a pure state machine: which zones are *triggered* — the
 /// camera's ZoneTriggered and ZoneStopped events — as analysed pictures come in.
 ///
@@ -12,44 +14,15 @@
 /// triggered keeps the running activation under the old durations; the new ones apply from the next activation (and
 /// the blind window the old activation left is kept).
 public struct ZoneTriggers: Sendable {
-    /// One entry of the `Triggers` attribute, with its sensitivity resolved (the trigger's own under PERZONESENS,
-    /// else the cluster's `Sensitivity` attribute).
-    public struct Trigger: Sendable, Hashable {
-        public var zone: UInt16
-        public var timeControl: ClipTimeControl
-        /// 1…10: the zone is moving when it moved at this sensitivity (see `MotionSample.zones`).
-        public var sensitivity: Int
-
-        public init(zone: UInt16, timeControl: ClipTimeControl, sensitivity: Int) {
-            self.zone = zone
-            self.timeControl = timeControl
-            self.sensitivity = sensitivity
-        }
-    }
-
-    /// ZoneEventStoppedReasonEnum.
-    public enum StopReason: UInt8, Sendable, Hashable {
-        /// What triggered the zone stopped being detected (or detection itself stopped).
-        case actionStopped = 0
-        /// The zone stayed triggered for MaxDuration.
-        case timeout = 1
-    }
-
-    /// What the camera reports, in order.
-    public enum Event: Sendable, Hashable {
-        case triggered(zone: UInt16, at: MediaTime)
-        case stopped(zone: UInt16, reason: StopReason, at: MediaTime)
-    }
-
     private struct ZoneState: Sendable {
-        var trigger: Trigger
+        var trigger: ZoneTrigger
         var timeline: ClipTimeline
         /// Durations (and sensitivity) to use from the next activation on.
-        var pending: Trigger?
+        var pending: ZoneTrigger?
         /// A blind window carried over from a timeline that was replaced.
         var blindUntil: MediaTime?
 
-        init(_ trigger: Trigger, blindUntil: MediaTime? = nil) {
+        init(_ trigger: ZoneTrigger, blindUntil: MediaTime? = nil) {
             self.trigger = trigger
             self.timeline = ClipTimeline(configuration: .motion(trigger.timeControl))
             self.blindUntil = blindUntil
@@ -61,7 +34,7 @@ public struct ZoneTriggers: Sendable {
     private var zones: [UInt16: ZoneState] = [:]
     private var now: MediaTime?
 
-    public init(_ triggers: [Trigger] = []) {
+    public init(_ triggers: [ZoneTrigger] = []) {
         for trigger in triggers { zones[trigger.zone] = ZoneState(trigger) }
     }
 
@@ -69,13 +42,13 @@ public struct ZoneTriggers: Sendable {
     public var triggeredZones: [UInt16] { zones.filter { $0.value.isTriggered }.keys.sorted() }
 
     /// The triggers in force, in zone order.
-    public var triggers: [Trigger] { zones.values.map { $0.pending ?? $0.trigger }.sorted { $0.zone < $1.zone } }
+    public var triggers: [ZoneTrigger] { zones.values.map { $0.pending ?? $0.trigger }.sorted { $0.zone < $1.zone } }
 
     /// One analysed picture: `sample.zones` says at which sensitivity each zone moved.
-    public mutating func analysed(_ sample: MotionSample) -> [Event] {
+    public mutating func analysed(_ sample: MotionSample) -> [ZoneEvent] {
         let t = now.map { max($0, sample.time) } ?? sample.time
         now = t
-        var events: [Event] = []
+        var events: [ZoneEvent] = []
         for zone in zones.keys.sorted() {
             guard var state = zones[zone] else { continue }
             let moving = sample.zones[zone].map { $0 <= state.trigger.sensitivity } ?? false
@@ -96,8 +69,8 @@ public struct ZoneTriggers: Sendable {
 
     /// The `Triggers` attribute changed: a removed trigger whose zone is triggered stops (`ActionStopped`) at the
     /// latest analysed time; a changed one applies from its zone's next activation.
-    public mutating func replace(with triggers: [Trigger]) -> [Event] {
-        var events: [Event] = []
+    public mutating func replace(with triggers: [ZoneTrigger]) -> [ZoneEvent] {
+        var events: [ZoneEvent] = []
         let wanted = Dictionary(triggers.map { ($0.zone, $0) }, uniquingKeysWith: { _, last in last })
         for zone in zones.keys.sorted() where wanted[zone] == nil {
             if zones[zone]!.isTriggered, let now { events.append(.stopped(zone: zone, reason: .actionStopped, at: now)) }
@@ -124,8 +97,8 @@ public struct ZoneTriggers: Sendable {
     /// Analysis ended at `time` (the source was lost, the recording stopped): every triggered zone stops
     /// (`ActionStopped`, or `Timeout` when MaxDuration was reached by then). The triggers stay for the next pass,
     /// which starts with no zone triggered and no blind window (its media time starts over).
-    public mutating func finish(at time: MediaTime) -> [Event] {
-        var events: [Event] = []
+    public mutating func finish(at time: MediaTime) -> [ZoneEvent] {
+        var events: [ZoneEvent] = []
         for zone in zones.keys.sorted() {
             guard let state = zones[zone] else { continue }
             var timeline = state.timeline
@@ -140,7 +113,7 @@ public struct ZoneTriggers: Sendable {
         return events
     }
 
-    private static func events(_ decisions: [ClipDecision], zone: UInt16) -> [Event] {
+    private static func events(_ decisions: [ClipDecision], zone: UInt16) -> [ZoneEvent] {
         decisions.compactMap { decision in
             switch decision {
             case .begin(let begin): .triggered(zone: zone, at: begin.activationTime)

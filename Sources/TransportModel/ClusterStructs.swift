@@ -1,5 +1,5 @@
+import Domain
 import Foundation
-import Timeline
 
 // The cluster's structures, field names as in Google Home's Swift `PushAvStreamTransportTrait`.
 // Optional fields are Swift optionals (absent = nil); optional *nullable* fields are `Nullable<T>?`.

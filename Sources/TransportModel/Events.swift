@@ -1,5 +1,5 @@
+import Domain
 import Foundation
-import Timeline
 
 /// The PushTransportBegin event: a recording started uploading.
 public struct PushTransportBegin: Codable, Sendable, Hashable {
@@ -147,9 +147,9 @@ public struct DesiredTransportState: Sendable {
     public var connections: [StoredConnection]
     public var registries: TransportRegistries
     /// Zone Management's triggers, each with its sensitivity resolved.
-    public var zoneTriggers: [ZoneTriggers.Trigger]
+    public var zoneTriggers: [ZoneTrigger]
 
-    public init(version: UInt64, connections: [StoredConnection], registries: TransportRegistries, zoneTriggers: [ZoneTriggers.Trigger]) {
+    public init(version: UInt64, connections: [StoredConnection], registries: TransportRegistries, zoneTriggers: [ZoneTrigger]) {
         self.version = version
         self.connections = connections
         self.registries = registries

@@ -1,6 +1,5 @@
-import Timeline
+import Domain
 import Foundation
-import Motion
 
 /// The server side of the Push AV Stream Transport cluster on one endpoint: the six commands, the two attributes,
 /// the events, expiry, and the hooks the recorder and uploader use.
@@ -538,16 +537,16 @@ public actor PushAVStreamTransportServer {
 
     /// The triggers the detector applies, each with its sensitivity resolved (its own under PERZONESENS, else the
     /// Sensitivity attribute).
-    public var resolvedZoneTriggers: [ZoneTriggers.Trigger] {
+    public var resolvedZoneTriggers: [ZoneTrigger] {
         registries.sortedZoneTriggers.map { trigger in
-            ZoneTriggers.Trigger(zone: trigger.zoneID, timeControl: trigger.timeControl,
+            ZoneTrigger(zone: trigger.zoneID, timeControl: trigger.timeControl,
                                  sensitivity: Int(trigger.sensitivity ?? registries.zoneSensitivity))
         }
     }
 
     /// A ZoneTriggered or ZoneStopped the camera's analysis produced: numbered and logged like every event of this
     /// endpoint. Zone events belong to no fabric (zones are the camera's), so every fabric reads them.
-    public func emitZoneEvent(_ event: ZoneTriggers.Event) {
+    public func emitZoneEvent(_ event: ZoneEvent) {
         switch event {
         case .triggered(let zone, _):
             emit(.zoneTriggered(ZoneTriggeredEvent(zone: zone)), fabric: CameraEvent.noFabric)

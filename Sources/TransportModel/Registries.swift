@@ -1,5 +1,5 @@
+import Domain
 import Foundation
-import Motion
 
 /// A TLS Client Management endpoint provisioned by one fabric: where to connect and the material for mutual TLS.
 public struct TLSEndpoint: Codable, Sendable, Hashable {

@@ -1,5 +1,5 @@
-import Motion
-import Timeline
+import Domain
+
 
 // The Zone Management cluster's structures, as the API carries them. The camera's zones are the same registry the
 // Push AV Stream Transport cluster validates `motionZones` against (`TransportRegistries.zones`, one `MotionZone`
@@ -104,7 +104,7 @@ public struct ZoneStoppedEvent: Codable, Sendable, Hashable {
     /// (MaxDuration reached).
     public var reason: UInt8
 
-    public init(zone: UInt16, reason: ZoneTriggers.StopReason) {
+    public init(zone: UInt16, reason: ZoneStopReason) {
         self.zone = zone
         self.reason = reason.rawValue
     }

@@ -1,5 +1,5 @@
+import Domain
 import Foundation
-import Motion
 import GRDB
 import TransportModel
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Domain
 import Foundation
 import Logging
 import Motion
@@ -13,7 +14,7 @@ enum TriggerOption: String, ExpressibleByArgument, CaseIterable {
 
 /// `--zone ID:x1,y1,x2,y2,…[:sensitivity]`: a polygon in the video's pixel coordinates.
 struct ZoneArgument: ExpressibleByArgument {
-    var zone: Motion.MotionZone
+    var zone: Domain.MotionZone
 
     init?(argument: String) {
         let parts = argument.split(separator: ":", omittingEmptySubsequences: false)
@@ -30,7 +31,7 @@ struct ZoneArgument: ExpressibleByArgument {
         let points = stride(from: 0, to: numbers.count, by: 2).map { ZonePoint(x: numbers[$0], y: numbers[$0 + 1]) }
         zone = numbers.count == 4
             ? .rectangle(id: id, x1: numbers[0], y1: numbers[1], x2: numbers[2], y2: numbers[3], sensitivity: sensitivity)
-            : Motion.MotionZone(id: id, polygon: points, sensitivity: sensitivity)
+            : Domain.MotionZone(id: id, polygon: points, sensitivity: sensitivity)
     }
 }
 

@@ -1,10 +1,11 @@
+import Domain
 import Foundation
 import Metrics
 import MetricsTestKit
 import Motion
 import Recorder
-import Testing
 import TestSupport
+import Testing
 import Timeline
 
 /// ``RecordingMetrics`` counted where things happen, over TestMedia's a_720p30_h264_main.mp4 (20 s, 600 frames,

@@ -1,6 +1,7 @@
+import Domain
 import Foundation
-import Testing
 import Motion
+import Testing
 
 /// Warm-up: the detector's first frame only initialises the background.
 private func warmedUp(_ detector: inout MotionDetector, _ scene: inout SyntheticScene, seconds: Double = 2) {

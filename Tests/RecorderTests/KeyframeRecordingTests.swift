@@ -1,9 +1,10 @@
 import CMAF
+import Domain
 import Foundation
 import Recorder
+import TestSupport
 import Testing
 import Timeline
-import TestSupport
 
 /// Streams whose keyframes are not the tidy closed GOPs of most test files: HEVC open GOPs (CRA pictures), a keyframe
 /// gap far longer than the stream's interval, no usable keyframe at all, and a pre-roll buffer too small for a clip.

@@ -1,4 +1,5 @@
 import CMAF
+import Domain
 import Foundation
 import Recorder
 import Testing

@@ -1,3 +1,4 @@
+import Domain
 import Motion
 import Sidecar
 import Testing

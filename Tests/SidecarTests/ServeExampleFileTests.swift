@@ -1,8 +1,9 @@
+import Domain
 import Foundation
 import Motion
 import Sidecar
-import Testing
 import TestSupport
+import Testing
 
 /// `serve.example.yaml` at the repository's root, which the README points to, is a configuration `pushav serve` accepts
 /// and says what its comments say.

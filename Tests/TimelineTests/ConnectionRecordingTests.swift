@@ -1,3 +1,4 @@
+import Domain
 import Testing
 import Timeline
 

@@ -1,3 +1,4 @@
+import Domain
 import Timeline
 
 // The clip-timing regression table. Every row is one scripted input and the recordings it must give, worked out

@@ -1,3 +1,4 @@
+import Domain
 import Testing
 import Timeline
 
@@ -40,7 +41,7 @@ struct ZoneTriggersTests {
     @Test(arguments: cases)
     func events(_ c: Case) {
         var triggers = ZoneTriggers([.init(zone: 1, timeControl: c.control, sensitivity: c.sensitivity)])
-        var events: [ZoneTriggers.Event] = []
+        var events: [ZoneEvent] = []
         for tick in stride(from: 0.0, through: c.until, by: 0.5) {
             let moved = c.motion.contains(tick)
             events += triggers.analysed(MotionSample(
@@ -85,7 +86,7 @@ struct ZoneTriggersTests {
         #expect(triggers.triggers.map(\.zone) == [2])
     }
 
-    static func describe(_ event: ZoneTriggers.Event) -> String {
+    static func describe(_ event: ZoneEvent) -> String {
         switch event {
         case .triggered(_, let at): "+\(at.seconds)"
         case .stopped(_, let reason, let at): "-\(at.seconds):\(reason)"

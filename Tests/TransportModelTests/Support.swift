@@ -1,8 +1,8 @@
+import Domain
 import Foundation
-import Motion
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 @testable import TransportModel
 
 // Fixtures shaped after the certification harness (TC_PAVSTTestBase): a TLS endpoint per fabric, a 4000 ms

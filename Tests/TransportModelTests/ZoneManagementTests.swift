@@ -1,6 +1,5 @@
-import Motion
+import Domain
 import Testing
-import Timeline
 @testable import TransportModel
 
 /// Zone Management over the camera's zone registry: create, update and remove user zones, the manufacturer zones

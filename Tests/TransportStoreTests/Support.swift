@@ -1,8 +1,8 @@
+import Domain
 import Foundation
-import Motion
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 import TransportModel
 import TransportStore
 

@@ -67,12 +67,12 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
     public var description: String { "\(value)/\(timescale)s" }
 
     /// The least common multiple of two timescales when it fits in Int32 (so sums stay exact), else microseconds.
-    static func commonScale(_ a: Int32, _ b: Int32) -> Int32 {
+    package static func commonScale(_ a: Int32, _ b: Int32) -> Int32 {
         let l = Int64(a) / gcd(Int64(a), Int64(b)) * Int64(b)
         return l <= Int64(Int32.max) ? Int32(l) : 1_000_000
     }
 
-    static func gcd(_ a: Int64, _ b: Int64) -> Int64 {
+    package static func gcd(_ a: Int64, _ b: Int64) -> Int64 {
         var (x, y) = (a, b)
         while y != 0 { (x, y) = (y, x % y) }
         return x

@@ -1,5 +1,5 @@
 import Testing
-@testable import Timeline
+@testable import Domain
 
 @Suite struct MediaTimeTests {
     @Test(arguments: [
