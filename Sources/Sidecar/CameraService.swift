@@ -168,7 +168,7 @@ final class CameraService: Service, Sendable {
         var destinations: [UInt16: (UploadDestination, ClientTLSMaterial)] = [:]
         for connection in state.connections {
             let id = connection.connectionID
-            guard let endpoint = registries.tlsEndpoint(for: connection) else {
+            guard let endpoint = registries.tls.endpoint(for: connection) else {
                 wanted[id] = .init(spec: nil)
                 continue
             }
@@ -193,8 +193,8 @@ final class CameraService: Service, Sendable {
                     do {
                         let upload = try deliveries.delivery(for: destination) { try makeUpload(destination, tls: tls, connection: connection) }
                         guard let upload else { continue }  // shutting down
-                        let policy = try self.policy(connection, upload: upload, zones: registries.sortedZones,
-                                                     zoneSensitivity: registries.zoneSensitivity)
+                        let policy = try self.policy(connection, upload: upload, zones: registries.zoneManagement.sortedZones,
+                                                     zoneSensitivity: registries.zoneManagement.sensitivity)
                         running.connections[id] = RunningConnection(spec: wanted[id]!.spec!, generation: running.nextGeneration,
                                                                     policy: policy, upload: upload)
                         running.nextGeneration += 1
@@ -229,16 +229,16 @@ final class CameraService: Service, Sendable {
                 let options = connection.transportOptions
                 var desired = DesiredRecording(
                     policy: recording.policy, generation: recording.generation,
-                    active: connection.transportStatus == .active && !registries.privacyModes.forbids(options.streamUsage),
+                    active: connection.transportStatus == .active && !registries.streams.privacy.forbids(options.streamUsage),
                     includeAudio: options.audioStreamID?.value != nil && !muted, retryEpoch: running.retryEpoch)
                 if options.triggerOptions.triggerType == .motion {
                     // A transport without a sensitivity of its own follows the Zone Management Sensitivity at once.
-                    desired.motionFilter = MotionTriggerFilter(triggers: options.triggerOptions, zones: registries.sortedZones,
-                                                               zoneManagementSensitivity: registries.zoneSensitivity)
+                    desired.motionFilter = MotionTriggerFilter(triggers: options.triggerOptions, zones: registries.zoneManagement.sortedZones,
+                                                               zoneManagementSensitivity: registries.zoneManagement.sensitivity)
                 }
                 recordings[id] = desired
             }
-            return (DesiredRecordings(connections: recordings, zones: registries.sortedZones, zoneTriggers: state.zoneTriggers),
+            return (DesiredRecordings(connections: recordings, zones: registries.zoneManagement.sortedZones, zoneTriggers: state.zoneTriggers),
                     registered, retired, restored)
         }
         guard let desired else { return }

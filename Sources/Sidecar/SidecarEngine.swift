@@ -90,7 +90,7 @@ public final class SidecarEngine: SidecarControl, Service {
                 ?? CameraAttributes()
             let recorder = CameraRecorder(configuration: camera,
                                           output: state.appendingPathComponent("recording").appendingPathComponent(camera.id),
-                                          zones: await server.currentRegistries.sortedZones, logger: logger)
+                                          zones: await server.currentRegistries.zoneManagement.sortedZones, logger: logger)
             cameras.append(CameraService(
                 configuration: camera, server: server, store: store, recorder: recorder, attributes: attributes,
                 attributesFile: attributesFile, spool: spool, uploadPolicy: uploadPolicy,
@@ -134,7 +134,7 @@ public final class SidecarEngine: SidecarControl, Service {
                 let state = await camera.server.desiredState()
                 guard let connection = state.connections.first(where: {
                     spoolOwner(camera: camera.configuration.id, connection: $0.connectionID) == label
-                }), let endpoint = state.registries.tlsEndpoint(for: connection) else { continue }
+                }), let endpoint = state.registries.tls.endpoint(for: connection) else { continue }
                 let (current, _) = CameraService.destination(of: connection, camera: camera.configuration.id, endpoint: endpoint)
                 let legacy = UploadDestination(
                     owner: current.owner, url: current.url, fabric: current.fabric, trustedCertificates: current.trustedCertificates,
@@ -351,7 +351,7 @@ public final class SidecarEngine: SidecarControl, Service {
     public func attributes(camera id: String) async -> CameraAttributes? {
         guard let camera = camera(id) else { return nil }
         var attributes = camera.attributes.withLock { $0 }
-        let privacy = await camera.server.currentRegistries.privacyModes
+        let privacy = await camera.server.currentRegistries.streams.privacy
         attributes.softRecordingPrivacyModeEnabled = privacy.softRecordingPrivacyModeEnabled
         attributes.softLivestreamPrivacyModeEnabled = privacy.softLivestreamPrivacyModeEnabled
         return attributes
@@ -367,7 +367,7 @@ public final class SidecarEngine: SidecarControl, Service {
         if updated.softRecordingPrivacyModeEnabled != current.softRecordingPrivacyModeEnabled
             || updated.softLivestreamPrivacyModeEnabled != current.softLivestreamPrivacyModeEnabled
         {
-            var modes = await camera.server.currentRegistries.privacyModes
+            var modes = await camera.server.currentRegistries.streams.privacy
             modes.softRecordingPrivacyModeEnabled = updated.softRecordingPrivacyModeEnabled
             modes.softLivestreamPrivacyModeEnabled = updated.softLivestreamPrivacyModeEnabled
             try await camera.server.setPrivacyModes(modes)  // persisted; ends recordings privacy now forbids
@@ -412,7 +412,7 @@ public final class SidecarEngine: SidecarControl, Service {
 
     public func tlsEndpoints(fabric: FabricIndex) async -> [TLSEndpointSummary] {
         guard let first = cameras.first else { return [] }
-        return await first.server.currentRegistries.tlsEndpoints.values
+        return await first.server.currentRegistries.tls.endpoints.values
             .filter { $0.fabricIndex == fabric }
             .sorted { $0.endpointID < $1.endpointID }
             .map {
@@ -526,7 +526,7 @@ final class EndpointKeyPruning: Sendable {
     func prune() async throws {
         var kept = Set<String>()
         for server in servers.withLock({ $0 }) {
-            for endpoint in await server.currentRegistries.tlsEndpoints.values {
+            for endpoint in await server.currentRegistries.tls.endpoints.values {
                 kept.insert(TLSCredentialStore.reference(of: endpoint.privateKey))
             }
         }

@@ -14,7 +14,7 @@ struct AllocationChecks {
     func resolve(_ request: TransportOptionsStruct, fabric: FabricIndex) throws(TransportCommandError) -> TransportOptionsStruct {
         var options = request
         let key = TLSEndpointKey(fabricIndex: fabric, endpointID: options.tlsEndpointID)
-        guard registries.tlsEndpoints[key] != nil else {
+        guard registries.tls.endpoints[key] != nil else {
             throw .cluster(.invalidTLSEndpoint, "tlsEndpointID: \(options.tlsEndpointID) is not provisioned for this fabric")
         }
         let format = SupportedFormatStruct(containerFormat: options.containerOptions.containerType, ingestMethod: options.ingestMethod)
@@ -34,7 +34,7 @@ struct AllocationChecks {
         let (videoStreams, audioStreams) = try resolveStreams(options)
         options.videoStreams = videoStreams
         options.audioStreams = audioStreams
-        let video = videoStreams?.first.flatMap { registries.videoStreams[$0.videoStreamID] }
+        let video = videoStreams?.first.flatMap { registries.streams.video[$0.videoStreamID] }
 
         if options.containerOptions.containerType == .cmaf, let cmaf = options.containerOptions.cmafContainerOptions,
            let video, video.keyFrameInterval > 0, cmaf.segmentDuration % video.keyFrameInterval != 0 {
@@ -62,12 +62,12 @@ struct AllocationChecks {
         // refused here, with the command, rather than accepted and then never recorded.
         _ = try options.trackNames()
         for entry in options.videoStreams ?? [] {
-            if let stream = registries.videoStreams[entry.videoStreamID], !capabilities.supportedVideoCodecs.contains(stream.codec) {
+            if let stream = registries.streams.video[entry.videoStreamID], !capabilities.supportedVideoCodecs.contains(stream.codec) {
                 throw .im(.failure, "videoStreams: stream \(entry.videoStreamID) uses unsupported codec \(stream.codec)")
             }
         }
         for entry in options.audioStreams ?? [] {
-            if let stream = registries.audioStreams[entry.audioStreamID], !capabilities.supportedAudioCodecs.contains(stream.codec) {
+            if let stream = registries.streams.audio[entry.audioStreamID], !capabilities.supportedAudioCodecs.contains(stream.codec) {
                 throw .im(.failure, "audioStreams: stream \(entry.audioStreamID) uses unsupported codec \(stream.codec)")
             }
         }
@@ -92,7 +92,7 @@ struct AllocationChecks {
             throw .im(.dynamicConstraintError, "triggerOptions.motionZones: more than MaxZones (\(capabilities.maxZones)) entries")
         }
         for entry in zones {
-            if let zoneID = entry.zone.value, registries.zones[zoneID] == nil {
+            if let zoneID = entry.zone.value, registries.zoneManagement.zones[zoneID] == nil {
                 throw .cluster(.invalidZone, "triggerOptions.motionZones.zone: \(zoneID) is not a configured zone")
             }
         }
@@ -122,13 +122,13 @@ struct AllocationChecks {
             video = nil
         case .null?:
             // Automatic selection: the lowest-numbered allocated stream of the transport's usage.
-            guard let chosen = registries.videoStreams.values.filter({ $0.streamUsage == options.streamUsage })
+            guard let chosen = registries.streams.video.values.filter({ $0.streamUsage == options.streamUsage })
                 .map(\.videoStreamID).min() else {
                 throw .im(.invalidInState, "videoStreamID: null, but no video stream is allocated for \(options.streamUsage)")
             }
             video = [VideoStreamStruct(videoStreamName: videoName, videoStreamID: chosen)]
         case .value(let streamID)?:
-            guard registries.videoStreams[streamID] != nil else {
+            guard registries.streams.video[streamID] != nil else {
                 throw .cluster(.invalidStream, "videoStreamID: \(streamID) is not an allocated video stream")
             }
             video = [VideoStreamStruct(videoStreamName: videoName, videoStreamID: streamID)]
@@ -138,13 +138,13 @@ struct AllocationChecks {
         case nil:
             audio = nil
         case .null?:
-            guard let chosen = registries.audioStreams.values.filter({ $0.streamUsage == options.streamUsage })
+            guard let chosen = registries.streams.audio.values.filter({ $0.streamUsage == options.streamUsage })
                 .map(\.audioStreamID).min() else {
                 throw .im(.invalidInState, "audioStreamID: null, but no audio stream is allocated for \(options.streamUsage)")
             }
             audio = [AudioStreamStruct(audioStreamName: "audio", audioStreamID: chosen)]
         case .value(let streamID)?:
-            guard registries.audioStreams[streamID] != nil else {
+            guard registries.streams.audio[streamID] != nil else {
                 throw .cluster(.invalidStream, "audioStreamID: \(streamID) is not an allocated audio stream")
             }
             audio = [AudioStreamStruct(audioStreamName: "audio", audioStreamID: streamID)]
@@ -164,10 +164,10 @@ struct AllocationChecks {
             throw .cluster(.duplicateStreamValues, "audioStreams: duplicate name or ID")
         }
         // The reference answers INVALID_COMMAND here; the 1.5.1 test plan says InvalidStream, which we follow.
-        for entry in video where registries.videoStreams[entry.videoStreamID] == nil {
+        for entry in video where registries.streams.video[entry.videoStreamID] == nil {
             throw .cluster(.invalidStream, "videoStreams.videoStreamID: \(entry.videoStreamID) is not an allocated video stream")
         }
-        for entry in audio where registries.audioStreams[entry.audioStreamID] == nil {
+        for entry in audio where registries.streams.audio[entry.audioStreamID] == nil {
             throw .cluster(.invalidStream, "audioStreams.audioStreamID: \(entry.audioStreamID) is not an allocated audio stream")
         }
         let videoNames = Set(video.map(\.videoStreamName))
@@ -190,10 +190,10 @@ struct AllocationChecks {
 
     private func bitRate(of options: TransportOptionsStruct) -> UInt64 {
         let video = (options.videoStreams ?? []).reduce(UInt64(0)) {
-            $0 + UInt64(registries.videoStreams[$1.videoStreamID]?.maxBitRate ?? 0)
+            $0 + UInt64(registries.streams.video[$1.videoStreamID]?.maxBitRate ?? 0)
         }
         let audio = (options.audioStreams ?? []).reduce(UInt64(0)) {
-            $0 + UInt64(registries.audioStreams[$1.audioStreamID]?.bitRate ?? 0)
+            $0 + UInt64(registries.streams.audio[$1.audioStreamID]?.bitRate ?? 0)
         }
         return video + audio
     }

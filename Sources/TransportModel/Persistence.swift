@@ -76,7 +76,8 @@ public protocol TransportPersistence: Sendable {
     /// Inserts or replaces connections and records the last issued connection ID, in one transaction.
     func save(connections: [StoredConnection], lastConnectionID: UInt16?) throws
     func deleteConnections(_ connectionIDs: [UInt16]) throws
-    func save(registries: TransportRegistries) throws
+    /// Stores the sections of `registries` that `changed` names (each cluster's own tables), atomically.
+    func save(registries: TransportRegistries, changed: RegistrySections) throws
     func save(sessionNumber: UInt64, connectionID: UInt16) throws
     /// Records that `connectionID`'s recording began (`recording`) or ended (nil), so a restart after a crash can send
     /// the End a Begin is owed.
@@ -99,7 +100,7 @@ public struct VolatileTransportPersistence: TransportPersistence {
     public func load() throws -> PersistentTransportState { initialState }
     public func save(connections: [StoredConnection], lastConnectionID: UInt16?) throws {}
     public func deleteConnections(_ connectionIDs: [UInt16]) throws {}
-    public func save(registries: TransportRegistries) throws {}
+    public func save(registries: TransportRegistries, changed: RegistrySections) throws {}
     public func save(sessionNumber: UInt64, connectionID: UInt16) throws {}
 }
 

@@ -31,8 +31,8 @@ public actor PushAVStreamTransportServer {
     /// Answers whether a connection still has segments waiting to upload (→ BUSY). Set by the uploader.
     private var uploadsPending: @Sendable (UInt16) async -> Bool
 
-    private var connections: [UInt16: StoredConnection]
-    private var registries: TransportRegistries
+    var connections: [UInt16: StoredConnection]
+    var registries: TransportRegistries
     private var lastConnectionID: UInt16?
     private var sessionNumbers: [UInt16: UInt64]
     /// The running recording of each connection, exactly as persisted until its End (its fabric is the one at Begin:
@@ -183,7 +183,7 @@ public actor PushAVStreamTransportServer {
             targets = connections(of: fabric)
             guard !targets.isEmpty else { throw .im(.notFound, "connectionID: null, and this fabric has no connections") }
         }
-        if transportStatus == .active && registries.privacyModes.anyOn {
+        if transportStatus == .active && registries.streams.privacy.anyOn {
             throw .im(.invalidInState, "transportStatus: cannot go Active while a privacy mode is on")
         }
         let changed = targets.filter { $0.transportStatus != transportStatus }.map { connection in
@@ -411,7 +411,7 @@ public actor PushAVStreamTransportServer {
 
     /// The TLS endpoint (CA, client chain, key) the uploader uses for `connectionID`.
     public func tlsEndpoint(forConnection connectionID: UInt16) -> TLSEndpoint? {
-        connections[connectionID].flatMap(registries.tlsEndpoint(for:))
+        connections[connectionID].flatMap(registries.tls.endpoint(for:))
     }
 
     // MARK: - Expiry
@@ -439,207 +439,6 @@ public actor PushAVStreamTransportServer {
         }
     }
 
-    // MARK: - Registries
-
-    /// What the commands validate against.
-    public var currentRegistries: TransportRegistries { registries }
-
-    /// Replaces all registries at once (service start-up configuration).
-    public func setRegistries(_ newRegistries: TransportRegistries) throws(TransportCommandError) {
-        try updateRegistries { $0 = newRegistries }
-    }
-
-    public func setTLSEndpoint(_ endpoint: TLSEndpoint) throws(TransportCommandError) {
-        try updateRegistries {
-            $0.tlsEndpoints[TLSEndpointKey(fabricIndex: endpoint.fabricIndex, endpointID: endpoint.endpointID)] = endpoint
-        }
-    }
-
-    /// Stores `endpoint` under the lowest endpoint ID its fabric does not use yet, and returns that ID. Choosing and
-    /// storing is one step of this actor, so two endpoints created at the same time never get the same ID (choosing
-    /// from a list read earlier would let both pick it, and the second overwrite the first).
-    public func addTLSEndpointUnderFreeID(_ endpoint: TLSEndpoint) throws(TransportCommandError) -> UInt16 {
-        let used = Set(registries.tlsEndpoints.keys.filter { $0.fabricIndex == endpoint.fabricIndex }.map(\.endpointID))
-        guard let endpointID = (UInt16(1)...UInt16.max - 1).first(where: { !used.contains($0) }) else {
-            throw .im(.resourceExhausted, "no free TLS endpoint ID")
-        }
-        var stored = endpoint
-        stored.endpointID = endpointID
-        try setTLSEndpoint(stored)
-        return endpointID
-    }
-
-    public func removeTLSEndpoint(fabricIndex: FabricIndex, endpointID: UInt16) throws(TransportCommandError) {
-        try updateRegistries { $0.tlsEndpoints[TLSEndpointKey(fabricIndex: fabricIndex, endpointID: endpointID)] = nil }
-    }
-
-    /// The camera's configured zones (`serve.yaml`): they replace every manufacturer zone stored before (one the
-    /// configuration no longer lists goes), and a user zone with the same ID gives way to the configured one.
-    @discardableResult
-    public func setManufacturerZones(_ zones: [MotionZone]) throws(TransportCommandError) -> [MotionZone] {
-        let replaced = registries.zones.values.filter { zone in zone.source == .user && zones.contains { $0.id == zone.id } }
-        try updateRegistries { registries in
-            registries.zones = registries.zones.filter { $0.value.source == .user }
-            for var zone in zones {
-                zone.source = .manufacturer
-                registries.zones[zone.id] = zone
-            }
-            // A trigger whose zone the configuration no longer lists goes with it.
-            registries.zoneTriggers = registries.zoneTriggers.filter { registries.zones[$0.key] != nil }
-        }
-        return replaced
-    }
-
-    // MARK: - Zone Management
-
-    /// The Zone Management attributes: the zones (manufacturer and user), MaxZones (what a transport may name, and
-    /// how many zones the camera holds), MaxUserDefinedZones, the triggers and the Sensitivity (absent under
-    /// PERZONESENS, which this camera offers on both clusters or neither).
-    public var zoneManagementAttributes: ZoneManagementAttributes {
-        let perZone = capabilities.features.contains(.perZoneSensitivity)
-        return ZoneManagementAttributes(
-            featureMap: ZoneManagement.featureMap(perZoneSensitivity: perZone), maxZones: capabilities.maxZones,
-            maxUserDefinedZones: capabilities.maxZones, sensitivityMax: ZoneManagement.sensitivityMax,
-            sensitivity: perZone ? nil : registries.zoneSensitivity,
-            zones: registries.sortedZones.map(ZoneInformationStruct.init), triggers: registries.sortedZoneTriggers)
-    }
-
-    /// CreateOrUpdateTrigger: NOT_FOUND for a zone the camera does not hold; the durations and sensitivity as
-    /// `ZoneManagement.validate(_:perZoneSensitivity:)` says. The running analysis follows at once.
-    public func createOrUpdateTrigger(_ trigger: ZoneTriggerControlStruct) throws(TransportCommandError) {
-        try ZoneManagement.validate(trigger, perZoneSensitivity: capabilities.features.contains(.perZoneSensitivity))
-        guard registries.zones[trigger.zoneID] != nil else {
-            throw .im(.notFound, "trigger.zoneID: no zone \(trigger.zoneID)")
-        }
-        try updateRegistries { $0.zoneTriggers[trigger.zoneID] = trigger }
-    }
-
-    /// RemoveTrigger: NOT_FOUND when the zone has none. A zone triggered now stops (ZoneStopped, ActionStopped).
-    public func removeTrigger(zoneID: UInt16) throws(TransportCommandError) {
-        guard registries.zoneTriggers[zoneID] != nil else {
-            throw .im(.notFound, "zoneID: zone \(zoneID) has no trigger")
-        }
-        try updateRegistries { $0.zoneTriggers[zoneID] = nil }
-    }
-
-    /// Writes the Sensitivity attribute: CONSTRAINT_ERROR outside 1…SensitivityMax; UNSUPPORTED_ATTRIBUTE under
-    /// PERZONESENS (the attribute does not exist there). Triggers and transports without a sensitivity of their own
-    /// follow it at once.
-    public func setZoneSensitivity(_ value: UInt8) throws(TransportCommandError) {
-        guard !capabilities.features.contains(.perZoneSensitivity) else {
-            throw .im(.unsupportedAttribute, "sensitivity: this camera sets sensitivity per zone (PERZONESENS)")
-        }
-        guard (1...ZoneManagement.sensitivityMax).contains(value) else {
-            throw .im(.constraintError, "sensitivity: 1…\(ZoneManagement.sensitivityMax), got \(value)")
-        }
-        try updateRegistries { $0.zoneSensitivity = value }
-    }
-
-    /// The triggers the detector applies, each with its sensitivity resolved (its own under PERZONESENS, else the
-    /// Sensitivity attribute).
-    public var resolvedZoneTriggers: [ZoneTrigger] {
-        registries.sortedZoneTriggers.map { trigger in
-            ZoneTrigger(zone: trigger.zoneID, timeControl: trigger.timeControl,
-                                 sensitivity: Int(trigger.sensitivity ?? registries.zoneSensitivity))
-        }
-    }
-
-    /// A ZoneTriggered or ZoneStopped the camera's analysis produced: numbered and logged like every event of this
-    /// endpoint. Zone events belong to no fabric (zones are the camera's), so every fabric reads them.
-    public func emitZoneEvent(_ event: ZoneEvent) {
-        switch event {
-        case .triggered(let zone, _):
-            emit(.zoneTriggered(ZoneTriggeredEvent(zone: zone)), fabric: CameraEvent.noFabric)
-        case .stopped(let zone, let reason, _):
-            emit(.zoneStopped(ZoneStoppedEvent(zone: zone, reason: reason)), fabric: CameraEvent.noFabric)
-        }
-    }
-
-    /// CreateTwoDCartesianZone: a user zone under the lowest free ZoneID. RESOURCE_EXHAUSTED when the camera holds
-    /// MaxZones zones; ALREADY_EXISTS when a zone with the same vertices exists.
-    public func createTwoDCartesianZone(_ zone: TwoDCartesianZoneStruct) throws(TransportCommandError) -> UInt16 {
-        try ZoneManagement.validate(zone)
-        let created = ZoneManagement.motionZone(0, zone)
-        guard registries.zones.count < Int(capabilities.maxZones) else {
-            throw .im(.resourceExhausted, "zone: the camera holds MaxZones (\(capabilities.maxZones)) zones")
-        }
-        if let same = registries.zones.values.first(where: { $0.polygon == created.polygon }) {
-            throw .im(.alreadyExists, "zone.vertices: zone \(same.id) has the same vertices")
-        }
-        guard let zoneID = (UInt16(1)...UInt16.max - 1).first(where: { registries.zones[$0] == nil }) else {
-            throw .im(.resourceExhausted, "zone: no free ZoneID")
-        }
-        try updateRegistries { $0.zones[zoneID] = ZoneManagement.motionZone(zoneID, zone) }
-        return zoneID
-    }
-
-    /// UpdateTwoDCartesianZone: NOT_FOUND for an unknown zone; a manufacturer zone (serve.yaml) is not the
-    /// controller's to change: CONSTRAINT_ERROR. Transports naming it follow the new shape at once.
-    public func updateTwoDCartesianZone(zoneID: UInt16, zone: TwoDCartesianZoneStruct) throws(TransportCommandError) {
-        try ZoneManagement.validate(zone)
-        try userZone(zoneID)
-        var updated = ZoneManagement.motionZone(zoneID, zone)
-        updated.sensitivity = registries.zones[zoneID]?.sensitivity
-        if let same = registries.zones.values.first(where: { $0.id != zoneID && $0.polygon == updated.polygon }) {
-            throw .im(.alreadyExists, "zone.vertices: zone \(same.id) has the same vertices")
-        }
-        try updateRegistries { $0.zones[zoneID] = updated }
-    }
-
-    /// RemoveZone: NOT_FOUND for an unknown zone, CONSTRAINT_ERROR for a manufacturer zone, INVALID_IN_STATE while
-    /// a transport's `motionZones` names it (removing it would silently widen that transport to other motion) or a
-    /// trigger is set on it (RemoveTrigger first, as the reference server requires).
-    public func removeZone(zoneID: UInt16) throws(TransportCommandError) {
-        try userZone(zoneID)
-        guard registries.zoneTriggers[zoneID] == nil else {
-            throw .im(.invalidInState, "zoneID: zone \(zoneID) has a trigger; remove it first (removeTrigger)")
-        }
-        let naming = connections.values.filter { connection in
-            connection.transportOptions.triggerOptions.motionZones?.value?.contains { $0.zone.value == zoneID } ?? false
-        }.map(\.connectionID).sorted()
-        guard naming.isEmpty else {
-            throw .im(.invalidInState, "zoneID: zone \(zoneID) is named by the motionZones of transport \(naming.map(String.init).joined(separator: ", "))")
-        }
-        try updateRegistries { $0.zones[zoneID] = nil }
-    }
-
-    private func userZone(_ zoneID: UInt16) throws(TransportCommandError) {
-        guard let zone = registries.zones[zoneID] else { throw .im(.notFound, "zoneID: no zone \(zoneID)") }
-        guard zone.source == .user else {
-            throw .im(.constraintError, "zoneID: zone \(zoneID) is the camera's own (serve.yaml), not a user zone")
-        }
-    }
-
-    public func setAllocatedVideoStream(_ stream: AllocatedVideoStream) throws(TransportCommandError) {
-        try updateRegistries { $0.videoStreams[stream.videoStreamID] = stream }
-    }
-
-    public func removeAllocatedVideoStream(_ videoStreamID: UInt16) throws(TransportCommandError) {
-        try updateRegistries { $0.videoStreams[videoStreamID] = nil }
-    }
-
-    public func setAllocatedAudioStream(_ stream: AllocatedAudioStream) throws(TransportCommandError) {
-        try updateRegistries { $0.audioStreams[stream.audioStreamID] = stream }
-    }
-
-    public func removeAllocatedAudioStream(_ audioStreamID: UInt16) throws(TransportCommandError) {
-        try updateRegistries { $0.audioStreams[audioStreamID] = nil }
-    }
-
-    /// Sets the privacy switches; the cameras end the recordings they now forbid (and refuse new ones).
-    public func setPrivacyModes(_ modes: PrivacyModes) throws(TransportCommandError) {
-        try updateRegistries { $0.privacyModes = modes }
-    }
-
-    /// A fabric left the node: its connections are deallocated (recordings ended) and its TLS endpoints forgotten.
-    public func removeFabric(_ fabric: FabricIndex) throws(TransportCommandError) {
-        let owned = connections(of: fabric).map(\.connectionID)
-        if !owned.isEmpty { try remove(owned, reason: .fabricRemoved) }
-        try updateRegistries { registries in
-            registries.tlsEndpoints = registries.tlsEndpoints.filter { $0.key.fabricIndex != fabric }
-        }
-    }
-
     // MARK: - Internals
 
     /// Sends a change to the cameras under the next version.
@@ -661,7 +460,7 @@ public actor PushAVStreamTransportServer {
             .checkRecorderSupport(options)
     }
 
-    private func connections(of fabric: FabricIndex) -> [StoredConnection] {
+    func connections(of fabric: FabricIndex) -> [StoredConnection] {
         connections.values.filter { $0.fabricIndex == fabric }.sorted { $0.connectionID < $1.connectionID }
     }
 
@@ -685,7 +484,7 @@ public actor PushAVStreamTransportServer {
     }
 
     private func refuseIfPrivate(_ connection: StoredConnection) throws(TransportCommandError) {
-        if registries.privacyModes.forbids(connection.transportOptions.streamUsage) {
+        if registries.streams.privacy.forbids(connection.transportOptions.streamUsage) {
             throw .im(.invalidInState, "connectionID: a privacy mode forbids \(connection.transportOptions.streamUsage) streams")
         }
     }
@@ -695,16 +494,22 @@ public actor PushAVStreamTransportServer {
         do { try body() } catch { throw .im(.failure, "storage: \(error)") }
     }
 
-    private func updateRegistries(_ change: (inout TransportRegistries) -> Void) throws(TransportCommandError) {
+    /// Runs one command of another cluster on a copy of the registries; the copy replaces them (and the cameras
+    /// hear of it) only once it is stored. A command that throws, or changes nothing, writes nothing.
+    func updateRegistries<Result>(
+        _ change: (inout TransportRegistries) throws(TransportCommandError) -> Result
+    ) throws(TransportCommandError) -> Result {
         var updated = registries
-        change(&updated)
-        guard updated != registries else { return }
-        try write { try persistence.save(registries: updated) }
+        let result = try change(&updated)
+        let changed = updated.sections(differingFrom: registries)
+        guard !changed.isEmpty else { return result }
+        try write { try persistence.save(registries: updated, changed: changed) }
         registries = updated
         publish(.registriesChanged)
+        return result
     }
 
-    private func remove(_ connectionIDs: [UInt16], reason: DeallocationReason) throws(TransportCommandError) {
+    func remove(_ connectionIDs: [UInt16], reason: DeallocationReason) throws(TransportCommandError) {
         try write { try persistence.deleteConnections(connectionIDs) }
         for connectionID in connectionIDs {
             connections[connectionID] = nil
@@ -729,7 +534,7 @@ public actor PushAVStreamTransportServer {
     }
 
     /// Numbers, logs, then broadcasts one event. Log failures are reported, never thrown: the event goes out anyway.
-    private func emit(_ event: CameraEvent, fabric: FabricIndex) {
+    func emit(_ event: CameraEvent, fabric: FabricIndex) {
         let number = takeEventNumber()
         let entry = LoggedTransportEvent(number: number, time: clock.now(), fabricIndex: fabric, event: event)
         do { try eventLog.append(entry) } catch { reportEventLogFailure(error) }

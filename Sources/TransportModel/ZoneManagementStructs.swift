@@ -1,8 +1,7 @@
 import Domain
 
-
 // The Zone Management cluster's structures, as the API carries them. The camera's zones are the same registry the
-// Push AV Stream Transport cluster validates `motionZones` against (`TransportRegistries.zones`, one `MotionZone`
+// Push AV Stream Transport cluster validates `motionZones` against (`ZoneManagement.zones`, one `MotionZone`
 // each): these types are only its wire form.
 
 /// TwoDCartesianVertexStruct: a vertex in the video's pixel coordinates.
@@ -133,69 +132,5 @@ public struct ZoneManagementAttributes: Codable, Sendable, Hashable {
         self.sensitivity = sensitivity
         self.zones = zones
         self.triggers = triggers
-    }
-}
-
-/// The Zone Management rules that need no state.
-public enum ZoneManagement {
-    public static let motionUse: UInt8 = 0
-    /// TWODCART (bit 0) | USERDEFINED (bit 2); PERZONESENS is bit 1.
-    public static func featureMap(perZoneSensitivity: Bool) -> UInt32 { 0b101 | (perZoneSensitivity ? 0b10 : 0) }
-    /// The top of the Sensitivity scale (SensitivityMax): the detector's 1…10.
-    public static let sensitivityMax: UInt8 = 10
-    /// The Sensitivity attribute of a new camera: 10, what a transport without a motionSensitivity used before this
-    /// cluster existed (the digest's "else 10"), so adding the cluster changed no running transport.
-    public static let defaultSensitivity: UInt8 = 10
-
-    /// CONSTRAINT_ERROR for what no camera state could make valid: a name over 16 bytes, a use other than Motion
-    /// (the detector has no privacy mask or focus control), fewer than 3 or more than 12 vertices, a colour that is not
-    /// `#RRGGBB` or `#RRGGBBAA`.
-    public static func validate(_ zone: TwoDCartesianZoneStruct) throws(TransportCommandError) {
-        guard zone.name.utf8.count <= 32 else { throw .im(.constraintError, "zone.name: at most 32 bytes") }
-        guard zone.use == motionUse else {
-            throw .im(.constraintError, "zone.use: this camera's zones are Motion zones (0); got \(zone.use)")
-        }
-        guard (3...12).contains(zone.vertices.count) else {
-            throw .im(.constraintError, "zone.vertices: 3…12 vertices, got \(zone.vertices.count)")
-        }
-        if let color = zone.color {
-            let hex = color.dropFirst()
-            guard color.first == "#", hex.count == 6 || hex.count == 8, hex.allSatisfy(\.isHexDigit) else {
-                throw .im(.constraintError, "zone.color: #RRGGBB or #RRGGBBAA, got \"\(color)\"")
-            }
-        }
-    }
-
-    /// CONSTRAINT_ERROR for durations out of range (InitialDuration 1…65535, AugmentationDuration ≤ InitialDuration ≤
-    /// MaxDuration) or a sensitivity outside 1…SensitivityMax; INVALID_COMMAND for a sensitivity the feature map
-    /// forbids (without PERZONESENS the Sensitivity attribute applies) or leaves out (with it).
-    public static func validate(_ trigger: ZoneTriggerControlStruct, perZoneSensitivity: Bool) throws(TransportCommandError) {
-        guard (1...65535).contains(trigger.initialDuration) else {
-            throw .im(.constraintError, "trigger.initialDuration: 1…65535 s, got \(trigger.initialDuration)")
-        }
-        guard trigger.augmentationDuration <= trigger.initialDuration else {
-            throw .im(.constraintError, "trigger.augmentationDuration: at most initialDuration (\(trigger.initialDuration) s), got \(trigger.augmentationDuration)")
-        }
-        guard trigger.maxDuration >= trigger.initialDuration else {
-            throw .im(.constraintError, "trigger.maxDuration: at least initialDuration (\(trigger.initialDuration) s), got \(trigger.maxDuration)")
-        }
-        switch (trigger.sensitivity, perZoneSensitivity) {
-        case (nil, true):
-            throw .im(.invalidCommand, "trigger.sensitivity: required with per-zone sensitivity (PERZONESENS)")
-        case (.some, false):
-            throw .im(.invalidCommand, "trigger.sensitivity: not allowed without per-zone sensitivity; write the Sensitivity attribute")
-        case (let value?, true):
-            guard (1...sensitivityMax).contains(value) else {
-                throw .im(.constraintError, "trigger.sensitivity: 1…\(sensitivityMax), got \(value)")
-            }
-        case (nil, false):
-            break
-        }
-    }
-
-    /// The registry's form of a controller's zone.
-    public static func motionZone(_ id: ZoneID, _ zone: TwoDCartesianZoneStruct) -> MotionZone {
-        MotionZone(id: id, name: zone.name, polygon: zone.vertices.map { ZonePoint(x: Double($0.x), y: Double($0.y)) },
-                   source: .user, color: zone.color)
     }
 }

@@ -192,89 +192,109 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
         }
     }
 
-    public func save(registries: TransportRegistries) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+    /// Rewrites the sections of `registries` that `changed` names, in one transaction: each cluster owns its tables,
+    /// so a zone edit never touches the TLS keys, and a start-up configuration that changes several stays atomic.
+    public func save(registries: TransportRegistries, changed: RegistrySections) throws {
         // The keys go to the key store first: a row is never written with a reference that finds nothing.
         var references: [TLSEndpointKey: String] = [:]
-        if let privateKeys {
-            for endpoint in registries.tlsEndpoints.values {
+        if changed.contains(.tlsClient), let privateKeys {
+            for endpoint in registries.tls.endpoints.values {
                 references[endpoint.key] = try privateKeys.reference(storing: endpoint.privateKey)
             }
         }
         try pool.write { db in
-            // The registries are small and change rarely: rewrite them whole, in one transaction.
-            for table in ["tlsClientCertificate", "tlsEndpoint", "zone", "videoStream", "audioStream", "privacyModes",
-                          "zoneTrigger", "zoneSettings"] {
-                try db.execute(sql: "DELETE FROM \(table)")
-            }
-            for endpoint in registries.tlsEndpoints.values {
-                try db.execute(
-                    sql: """
-                        INSERT INTO tlsEndpoint (fabricIndex, endpointID, hostname, port, caCertificate, privateKey, privateKeyRef)
-                        VALUES (?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        Int(endpoint.fabricIndex), Int(endpoint.endpointID), endpoint.hostname, Int(endpoint.port),
-                        endpoint.caCertificate, references[endpoint.key] == nil ? endpoint.privateKey : Data(),
-                        references[endpoint.key],
-                    ])
-                for (position, certificate) in endpoint.clientCertificateChain.enumerated() {
-                    try db.execute(
-                        sql: """
-                            INSERT INTO tlsClientCertificate (fabricIndex, endpointID, position, certificate)
-                            VALUES (?, ?, ?, ?)
-                            """,
-                        arguments: [Int(endpoint.fabricIndex), Int(endpoint.endpointID), position, certificate])
-                }
-            }
-            for zone in registries.zones.values {
-                try db.execute(
-                    sql: "INSERT INTO zone (zoneID, name, vertices, sensitivity, source, color) VALUES (?, ?, ?, ?, ?, ?)",
-                    arguments: [Int(zone.id), zone.name, try encoder.encode(zone.polygon), zone.sensitivity,
-                                Int(zone.source.rawValue), zone.color])
-            }
-            for stream in registries.videoStreams.values {
-                try db.execute(
-                    sql: """
-                        INSERT INTO videoStream (videoStreamID, codec, keyFrameInterval, streamUsage, maxBitRate)
-                        VALUES (?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        Int(stream.videoStreamID), Int(stream.codec.rawValue), Int(stream.keyFrameInterval),
-                        Int(stream.streamUsage.rawValue), Int(stream.maxBitRate),
-                    ])
-            }
-            for stream in registries.audioStreams.values {
-                try db.execute(
-                    sql: "INSERT INTO audioStream (audioStreamID, codec, streamUsage, bitRate) VALUES (?, ?, ?, ?)",
-                    arguments: [
-                        Int(stream.audioStreamID), Int(stream.codec.rawValue), Int(stream.streamUsage.rawValue),
-                        Int(stream.bitRate),
-                    ])
-            }
-            let privacy = registries.privacyModes
+            if changed.contains(.tlsClient) { try Self.write(registries.tls, references: references, to: db) }
+            if changed.contains(.zoneManagement) { try Self.write(registries.zoneManagement, to: db) }
+            if changed.contains(.streams) { try Self.write(registries.streams, to: db) }
+        }
+    }
+
+    /// TLS Client Management's section: endpoints and their certificate chains.
+    private static func write(_ tls: TLSClientEndpoints, references: [TLSEndpointKey: String], to db: Database) throws {
+        try db.execute(sql: "DELETE FROM tlsClientCertificate")
+        try db.execute(sql: "DELETE FROM tlsEndpoint")
+        for endpoint in tls.endpoints.values {
             try db.execute(
                 sql: """
-                    INSERT INTO privacyModes
-                        (id, hardPrivacyModeOn, softRecordingPrivacyModeEnabled, softLivestreamPrivacyModeEnabled)
-                    VALUES (1, ?, ?, ?)
+                    INSERT INTO tlsEndpoint (fabricIndex, endpointID, hostname, port, caCertificate, privateKey, privateKeyRef)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    privacy.hardPrivacyModeOn, privacy.softRecordingPrivacyModeEnabled,
-                    privacy.softLivestreamPrivacyModeEnabled,
+                    Int(endpoint.fabricIndex), Int(endpoint.endpointID), endpoint.hostname, Int(endpoint.port),
+                    endpoint.caCertificate, references[endpoint.key] == nil ? endpoint.privateKey : Data(),
+                    references[endpoint.key],
                 ])
-            for trigger in registries.zoneTriggers.values {
+            for (position, certificate) in endpoint.clientCertificateChain.enumerated() {
                 try db.execute(
                     sql: """
-                        INSERT INTO zoneTrigger (zoneID, initialDuration, augmentationDuration, maxDuration, blindDuration, sensitivity)
-                        VALUES (?, ?, ?, ?, ?, ?)
+                        INSERT INTO tlsClientCertificate (fabricIndex, endpointID, position, certificate)
+                        VALUES (?, ?, ?, ?)
                         """,
-                    arguments: [Int(trigger.zoneID), Int64(trigger.initialDuration), Int64(trigger.augmentationDuration),
-                                Int64(trigger.maxDuration), Int64(trigger.blindDuration), trigger.sensitivity.map { Int($0) }])
+                    arguments: [Int(endpoint.fabricIndex), Int(endpoint.endpointID), position, certificate])
             }
-            try db.execute(sql: "INSERT INTO zoneSettings (id, sensitivity) VALUES (1, ?)", arguments: [Int(registries.zoneSensitivity)])
         }
+    }
+
+    /// Zone Management's section: zones, triggers and the Sensitivity attribute.
+    private static func write(_ zoneManagement: ZoneManagement, to db: Database) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        for table in ["zone", "zoneTrigger", "zoneSettings"] {
+            try db.execute(sql: "DELETE FROM \(table)")
+        }
+        for zone in zoneManagement.zones.values {
+            try db.execute(
+                sql: "INSERT INTO zone (zoneID, name, vertices, sensitivity, source, color) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [Int(zone.id), zone.name, try encoder.encode(zone.polygon), zone.sensitivity,
+                            Int(zone.source.rawValue), zone.color])
+        }
+        for trigger in zoneManagement.triggers.values {
+            try db.execute(
+                sql: """
+                    INSERT INTO zoneTrigger (zoneID, initialDuration, augmentationDuration, maxDuration, blindDuration, sensitivity)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [Int(trigger.zoneID), Int64(trigger.initialDuration), Int64(trigger.augmentationDuration),
+                            Int64(trigger.maxDuration), Int64(trigger.blindDuration), trigger.sensitivity.map { Int($0) }])
+        }
+        try db.execute(sql: "INSERT INTO zoneSettings (id, sensitivity) VALUES (1, ?)", arguments: [Int(zoneManagement.sensitivity)])
+    }
+
+    /// Camera AV Stream Management's section: allocated streams and the privacy switches.
+    private static func write(_ streams: CameraAVStreams, to db: Database) throws {
+        for table in ["videoStream", "audioStream", "privacyModes"] {
+            try db.execute(sql: "DELETE FROM \(table)")
+        }
+        for stream in streams.video.values {
+            try db.execute(
+                sql: """
+                    INSERT INTO videoStream (videoStreamID, codec, keyFrameInterval, streamUsage, maxBitRate)
+                    VALUES (?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    Int(stream.videoStreamID), Int(stream.codec.rawValue), Int(stream.keyFrameInterval),
+                    Int(stream.streamUsage.rawValue), Int(stream.maxBitRate),
+                ])
+        }
+        for stream in streams.audio.values {
+            try db.execute(
+                sql: "INSERT INTO audioStream (audioStreamID, codec, streamUsage, bitRate) VALUES (?, ?, ?, ?)",
+                arguments: [
+                    Int(stream.audioStreamID), Int(stream.codec.rawValue), Int(stream.streamUsage.rawValue),
+                    Int(stream.bitRate),
+                ])
+        }
+        let privacy = streams.privacy
+        try db.execute(
+            sql: """
+                INSERT INTO privacyModes
+                    (id, hardPrivacyModeOn, softRecordingPrivacyModeEnabled, softLivestreamPrivacyModeEnabled)
+                VALUES (1, ?, ?, ?)
+                """,
+            arguments: [
+                privacy.hardPrivacyModeOn, privacy.softRecordingPrivacyModeEnabled,
+                privacy.softLivestreamPrivacyModeEnabled,
+            ])
     }
 
     // MARK: - TransportEventLog

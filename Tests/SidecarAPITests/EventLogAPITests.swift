@@ -224,7 +224,7 @@ import TransportModel
         let sidecar = try TestSidecar()
         let server = try #require(sidecar.servers["cam1"])
         var registries = await server.currentRegistries
-        registries.tlsEndpoints[TLSEndpointKey(fabricIndex: 1, endpointID: 1)] = TLSEndpoint(
+        registries.tls.endpoints[TLSEndpointKey(fabricIndex: 1, endpointID: 1)] = TLSEndpoint(
             fabricIndex: 1, endpointID: 1, hostname: "ingest.example.com", port: 443, caCertificate: Data([0x30]),
             clientCertificateChain: [], privateKey: Data([0x04]))
         try await server.setRegistries(registries)

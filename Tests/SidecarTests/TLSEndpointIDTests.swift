@@ -38,7 +38,7 @@ import TransportModel
         #expect(Set(ids.values).count == count, "IDs handed out twice: \(ids.sorted { $0.key < $1.key })")
         #expect(Set(ids.values) == Set((1...UInt16(count))), "the lowest free IDs")
         for camera in ["cam1", "cam2"] {
-            let endpoints = try #require(await engine.transport(camera: camera)?.currentRegistries.tlsEndpoints)
+            let endpoints = try #require(await engine.transport(camera: camera)?.currentRegistries.tls.endpoints)
             for (n, id) in ids {
                 #expect(endpoints[TLSEndpointKey(fabricIndex: 1, endpointID: id)]?.hostname == "ingest-\(n).example", "\(camera) endpoint \(id)")
             }

@@ -276,9 +276,9 @@ struct AllocateTests {
         #expect(current == [configuration])
         // Steps 8–10: what the test reads from Zone Management and the TLS clusters.
         let registries = await bare.currentRegistries
-        #expect(registries.zones.count == 3)
+        #expect(registries.zoneManagement.zones.count == 3)
         #expect(bare.capabilities.maxZones == 3)
-        #expect(registries.tlsEndpoints[TLSEndpointKey(fabricIndex: fabric1, endpointID: tlsEndpointID)] != nil)
+        #expect(registries.tls.endpoints[TLSEndpointKey(fabricIndex: fabric1, endpointID: tlsEndpointID)] != nil)
     }
 
     @Test("Connection IDs start at 1, follow the last issued, wrap 65534 → 1 and skip IDs in use")
@@ -329,7 +329,7 @@ struct AllocateTests {
     @Test("A stream whose codec the recorder cannot package → FAILURE")
     func unsupportedCodec() async throws {
         var registries = standardRegistries()
-        registries.videoStreams[11] = AllocatedVideoStream(videoStreamID: 11, codec: .hevc, keyFrameInterval: 2000, streamUsage: .recording)
+        registries.streams.video[11] = AllocatedVideoStream(videoStreamID: 11, codec: .hevc, keyFrameInterval: 2000, streamUsage: .recording)
         let server = try makeServer(registries: registries)
         var options = continuousOptions()
         options.videoStreamID = .value(11)
@@ -349,7 +349,7 @@ struct AllocateTests {
     @Test("A TLS endpoint of another fabric is not usable → InvalidTLSEndpoint")
     func otherFabricsTLSEndpoint() async throws {
         var registries = standardRegistries()
-        registries.tlsEndpoints[TLSEndpointKey(fabricIndex: fabric2, endpointID: 7)] = tlsEndpoint(fabric: fabric2, id: 7)
+        registries.tls.endpoints[TLSEndpointKey(fabricIndex: fabric2, endpointID: 7)] = tlsEndpoint(fabric: fabric2, id: 7)
         let server = try makeServer(registries: registries)
         var options = continuousOptions()
         options.tlsEndpointID = 7

@@ -139,14 +139,14 @@ struct TransportStoreTests {
         try await withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("t.sqlite").path
             var registries = testRegistries
-            registries.privacyModes = PrivacyModes(softLivestreamPrivacyModeEnabled: true)
-            registries.zoneSensitivity = 4
-            registries.zoneTriggers = [
+            registries.streams.privacy = PrivacyModes(softLivestreamPrivacyModeEnabled: true)
+            registries.zoneManagement.sensitivity = 4
+            registries.zoneManagement.triggers = [
                 1: ZoneTriggerControlStruct(zoneID: 1, initialDuration: 5, augmentationDuration: 2, maxDuration: 65535, blindDuration: 0),
                 7: ZoneTriggerControlStruct(zoneID: 7, initialDuration: 1, augmentationDuration: 1, maxDuration: 1, blindDuration: 9, sensitivity: 3),
             ]
             var store = try TransportStore(path: path)
-            try store.save(registries: registries)
+            try store.save(registries: registries, changed: .all)
             try store.close()
             store = try TransportStore(path: path)
             #expect(try store.load().registries == registries)
@@ -155,7 +155,7 @@ struct TransportStoreTests {
             try await server.removeFabric(fabric2)
             try store.close()
             store = try TransportStore(path: path)
-            #expect(try store.load().registries.tlsEndpoints.keys.map(\.fabricIndex) == [fabric1])
+            #expect(try store.load().registries.tls.endpoints.keys.map(\.fabricIndex) == [fabric1])
         }
     }
 
