@@ -150,10 +150,14 @@ struct Serve {
         try #require(try await json(.GET, "/health")["pendingUploads"] as? Int)
     }
 
+    /// Waits until the camera streams and the log follower has read the pass's "recording" line: tests that place
+    /// themselves on the file's timeline (`ServeLog.position(of:)`) need that line, which the follower reads up to a
+    /// poll later than the API reports streaming.
     func waitUntilStreaming(timeout: Duration = .seconds(30)) async throws {
         try await Fixtures.waitUntil("camera streaming", timeout: timeout) {
             try await camera()["state"] as? String == "streaming"
         }
+        try await Fixtures.waitUntil("the pass's start in the log", timeout: timeout) { !log.passStarts.isEmpty }
     }
 
     /// Waits until the camera analysed `count` more pictures than it had when called: what a test waits for to show
