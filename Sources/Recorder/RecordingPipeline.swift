@@ -47,7 +47,7 @@ struct RecordingPipeline {
         defer { pictures?.held.release() }
         let settings = SessionSettings(video: video, videoCodec: videoStream.codec, frameRate: videoStream.frameRate,
                                        audio: audio, audioCodec: audioStream?.codec, options: options, pictures: pictures)
-        var runners = options.policies.map { ClipRunner(policy: $0, settings: settings, logger: logger) }
+        let runners = ClipRunners(settings: settings, options: options, logger: logger)
         options.control?.record {
             $0.videoWidth = videoStream.width
             $0.videoHeight = videoStream.height
@@ -74,12 +74,11 @@ struct RecordingPipeline {
                 ? try LumaSampler(input: input, width: a.width, height: a.height, keyframesOnly: options.analyseKeyframesOnly)
                 : nil
         }
-        var maxPreRoll = options.policies.map(\.maxPreRoll).max() ?? .zero
         // At least MaxPreRollLen plus two keyframe intervals; the interval is learnt from the stream.
         var keyframeInterval = MediaTime.seconds(2)
         var lastKeyframe: MediaTime?
         var keyframeGaps = KeyframeGaps(limit: options.policies.map(\.maxPreRoll).filter { $0 > .zero }.min())
-        let buffer = PreRollBuffer(retention: maxPreRoll + keyframeInterval + keyframeInterval,
+        let buffer = PreRollBuffer(retention: runners.maxPreRoll + keyframeInterval + keyframeInterval,
                                    byteLimit: options.preRollByteLimit)
         var overflow = BufferOverflow()
         // Video packets wait here, in decode order, until it is known whether they can start a segment (an HEVC CRA
@@ -95,9 +94,9 @@ struct RecordingPipeline {
         var analysisLag = MediaTime.zero  // how late the analysis stream's pictures were applied, at most
 
         func trim() {
-            let pushedOut = buffer.trim(newest: newest, keepFrom: runners.compactMap(\.oldestNeeded).min())
+            let pushedOut = buffer.trim(newest: newest, keepFrom: runners.oldestNeeded)
             for entry in pushedOut {
-                let sessions = runners.flatMap { $0.sessions(needing: entry) }
+                let sessions = runners.sessions(needing: entry)
                 guard !sessions.isEmpty else { continue }
                 overflow.count(entry, sessions: sessions, at: newest, logger: logger, byteLimit: buffer.byteLimit)
             }
@@ -146,7 +145,7 @@ struct RecordingPipeline {
                     }
                     keyframeGaps.keyframe(at: t, after: last, logger: logger)
                     keyframeInterval = max(keyframeInterval, t - last)
-                    buffer.retention = maxPreRoll + keyframeInterval + keyframeInterval
+                    buffer.retention = runners.maxPreRoll + keyframeInterval + keyframeInterval
                 }
                 lastKeyframe = t
             }
@@ -155,17 +154,17 @@ struct RecordingPipeline {
             // presentation time); an analysis stream's pictures up to t then decide motion at t.
             if sampler == nil, lastFrameTime == nil || t > lastFrameTime! {
                 lastFrameTime = t
-                for r in runners { try r.frame(at: t, isKeyframe: randomAccess, buffer: buffer) }
+                try runners.frame(at: t, isKeyframe: randomAccess, buffer: buffer)
                 try analyseOtherStream(upTo: t)
             }
-            for r in runners { try r.pump(buffer: buffer, analysisTime: lastFrameTime, inputEnded: false) }
+            try runners.pump(buffer: buffer, analysisTime: lastFrameTime)
         }
 
         func appendAudio(_ packet: Packet) throws {
             guard let audio, let pts = packet.pts else { return }
             let t = audio.timeBase.time(pts)
             try buffer.append(packet, kind: .audio, pts: t, dts: t, isRandomAccess: true)
-            for r in runners { try r.pump(buffer: buffer, analysisTime: lastFrameTime, inputEnded: false) }
+            try runners.pump(buffer: buffer, analysisTime: lastFrameTime)
         }
 
         /// Runs the detector on the picture at `t` (if it wants one then) and counts what it did.
@@ -194,16 +193,6 @@ struct RecordingPipeline {
             return sample
         }
 
-        /// Starts the clips of the motion-triggered connections that `sample` activates, at media time `t`.
-        func trigger(_ r: ClipRunner, by sample: MotionSample, at t: MediaTime) throws {
-            guard r.policy.trigger == .motion else { return }
-            if r.policy.motionFilter.matches(sample) {
-                try r.motion(at: t, buffer: buffer)
-            } else if r.policy.motionFilter.ignoresByZone(sample) {
-                options.metrics?.ignored(.zone)
-            }
-        }
-
         /// A picture of the main stream, decoded for analysis.
         func analysed(_ picture: DecodedPicture) throws {
             guard analysis != nil else { return }
@@ -214,11 +203,7 @@ struct RecordingPipeline {
             // Before the detector: a trigger at t gets t's picture as its thumbnail.
             pictures?.keep(picture)
             let sample = try detect(at: t, isKeyframe: picture.isKeyframe, luma: picture.luma)
-            for r in runners {
-                try r.frame(at: t, isKeyframe: picture.isKeyframe, buffer: buffer)
-                if let sample { try trigger(r, by: sample, at: t) }
-                try r.pump(buffer: buffer, analysisTime: t, inputEnded: false)
-            }
+            try runners.picture(at: t, isKeyframe: picture.isKeyframe, sample: sample, buffer: buffer)
         }
 
         /// The analysis stream's pictures up to main-stream time `t` (see ``AnalysisStreamReader`` for how the two
@@ -231,7 +216,7 @@ struct RecordingPipeline {
                 let at = origin + picture.offset
                 analysisLag = max(analysisLag, t - at)
                 guard let sample = try detect(at: at, isKeyframe: picture.isKeyframe, luma: { picture.luma }) else { continue }
-                for r in runners { try trigger(r, by: sample, at: t) }
+                try runners.motion(sample, at: t, buffer: buffer)
             }
             switch outcome {
             case .running: break
@@ -242,65 +227,16 @@ struct RecordingPipeline {
             }
         }
 
-        /// Brings the runners to what ``RecordingControl`` holds (see ``RecordingReconciler``), then applies the manual
-        /// triggers and failed sessions waiting, at the media time reached (the latest analysed picture).
+        /// Brings the runners to what ``RecordingControl`` holds, at the media time reached (the latest analysed
+        /// picture); the analysis follows the desired zones and zone triggers.
         var appliedZones = options.zones
         var appliedZoneTriggers = options.zoneTriggers
         func applyControl() throws {
             guard let control = options.control else { return }
             let update = control.take()
             guard update.desired != nil || !update.triggers.isEmpty || !update.failedSessions.isEmpty else { return }
-            let now = lastFrameTime ?? newest
-            func attached(_ id: UInt16) -> ClipRunner? { runners.first { $0.connectionID == id && !$0.detached } }
-            func start(_ id: UInt16, _ desired: DesiredRecording) {
-                var policy = desired.policy
-                policy.motionFilter = desired.motionFilter
-                if var format = policy.format {
-                    format.includeAudio = desired.includeAudio
-                    policy.format = format
-                }
-                let runner = ClipRunner(policy: policy, settings: settings, logger: logger, connectionID: id,
-                                        activity: desired.active ? .active : .inactive)
-                runner.target = desired.target
-                runners.append(runner)
-                maxPreRoll = max(maxPreRoll, policy.maxPreRoll)
-                buffer.retention = maxPreRoll + keyframeInterval + keyframeInterval
-            }
-            func leave(_ runner: ClipRunner) throws {
-                runner.detached = true
-                try runner.setActive(false, at: now, buffer: buffer)
-            }
-            if let desired = update.desired {
-                var running: [UInt16: RecordingReconciler.Target] = [:]
-                for runner in runners where !runner.detached {
-                    if let id = runner.connectionID, let target = runner.target { running[id] = target }
-                }
-                for step in RecordingReconciler.steps(desired: desired.connections.mapValues(\.target), running: running) {
-                    switch step {
-                    case .start(let id):
-                        start(id, desired.connections[id]!)
-                    case .replace(let id):
-                        if let replaced = attached(id) { try leave(replaced) }
-                        start(id, desired.connections[id]!)
-                    case .stop(let id):
-                        if let runner = attached(id) { try leave(runner) }
-                    case .setActive(let id, let active):
-                        try attached(id)?.setActive(active, at: now, buffer: buffer)
-                        attached(id)?.target?.active = active
-                    case .setAudio(let id, let include):
-                        guard let runner = attached(id) else { continue }
-                        var format = runner.policy.format ?? options.sessionFormat
-                        format.includeAudio = include
-                        runner.policy.format = format
-                        runner.target?.includeAudio = include
-                    case .setMotionFilter(let id, let filter):
-                        attached(id)?.policy.motionFilter = filter
-                        attached(id)?.target?.motionFilter = filter
-                    case .retry(let id):
-                        try attached(id)?.retry(at: now, buffer: buffer)
-                        attached(id)?.target?.retryEpoch = desired.connections[id]!.retryEpoch
-                    }
-                }
+            try runners.apply(update, at: lastFrameTime ?? newest, analysisTime: lastFrameTime, buffer: buffer) { desired in
+                buffer.retention = runners.maxPreRoll + keyframeInterval + keyframeInterval
                 if desired.zones != appliedZones {
                     appliedZones = desired.zones
                     analysis?.replaceZones(desired.zones)
@@ -310,22 +246,6 @@ struct RecordingPipeline {
                     reportZoneEvents(zoneTriggers.replace(with: desired.zoneTriggers))
                 }
             }
-            for (id, trigger) in update.triggers {
-                guard let runner = attached(id) else {
-                    logger.warning("manual trigger for a connection this camera does not record; nothing recorded",
-                                   metadata: ["connection": "\(id)"])
-                    continue
-                }
-                try runner.trigger(at: now, reason: trigger.reason, timeControl: trigger.timeControl, buffer: buffer)
-            }
-            for failure in update.failedSessions {
-                // Leaving runners too: a session ended by a Modify may still be finishing.
-                for runner in runners where runner.connectionID == failure.connection {
-                    try runner.sessionFailed(failure.session, reason: failure.reason)
-                }
-            }
-            for runner in runners { try runner.pump(buffer: buffer, analysisTime: lastFrameTime, inputEnded: false) }
-            runners.removeAll { $0.detached && $0.isIdle }
         }
 
         // Real-time pacing (a file standing in for a camera): video packet times against the wall clock.
@@ -347,30 +267,12 @@ struct RecordingPipeline {
                            audio: audioStream != nil),
             sessions: [])
 
-        let packet = try Packet()
+        let reader = try PacketReader(input: input, videoStream: videoStream, audioStream: audioStream, logger: logger)
         var failure: (any Error)?
         var stopped = false
-        var videoPacketsRead = 0
-        var lastVideoPacketCorrupt = false
         var lastProgress = ContinuousClock.now
-        // Damaged or glitching timestamps are dropped or repaired here, before anything else sees the packet, so the
-        // analysis, the pre-roll buffer and every muxer agree on one timeline (see TimestampRepair).
-        var videoTimestamps = TimestampRepair<Packet>(ticksPerSecond: videoStream.timeBase.ticksPerSecond)
-        var audioTimestamps = TimestampRepair<Packet>(ticksPerSecond: audioStream?.timeBase.ticksPerSecond ?? 1)
-        var timestampWarnings = Set<String>()
 
-        func note(_ stream: String, dropped: [TimestampRepair<Packet>.Problem], repaired: [TimestampRepair<Packet>.Problem]) {
-            for (what, problem) in dropped.map({ ("dropped a packet", $0) }) + repaired.map({ ("repaired a timestamp", $0) }) {
-                // The first of each kind is a warning; the rest are counted (report.json) and logged at debug level.
-                let first = timestampWarnings.insert("\(stream) \(what) \(problem)").inserted
-                logger.log(level: first ? .warning : .debug, "input \(stream): \(what) (\(problem.rawValue))")
-            }
-        }
-
-        func videoPacket(_ repaired: TimestampRepair<Packet>.Output) throws {
-            let p = repaired.payload
-            (p.pts, p.dts, p.duration) = (repaired.pts, repaired.dts, repaired.duration)
-            note("video", dropped: [], repaired: repaired.repairs)
+        func videoPacket(_ p: Packet) throws {
             // Buffer first, analyse second: a decision at frame t must find t's own packet in the buffer
             // (a clip or a continuous session that begins on a keyframe starts at that keyframe).
             try video.push(p, emit: decideVideo)
@@ -383,19 +285,22 @@ struct RecordingPipeline {
             }
         }
 
-        func audioPacket(_ repaired: TimestampRepair<Packet>.Output) throws {
-            guard let audio else { return }
-            let p = repaired.payload
-            (p.pts, p.dts, p.duration) = (repaired.pts, repaired.dts, repaired.duration)
-            note("audio", dropped: [], repaired: repaired.repairs)
-            try audio.push(p, emit: appendAudio)
+        func audioPacket(_ p: Packet) throws {
+            try audio?.push(p, emit: appendAudio)
+        }
+
+        func conditioned(_ item: PacketReader.Item) throws {
+            switch item {
+            case .video(let p): try videoPacket(p)
+            case .audio(let p): try audioPacket(p)
+            }
         }
 
         do {
             while true {
                 let more: Bool
                 do {
-                    more = try input.read(into: packet)
+                    more = try reader.read()
                 } catch {
                     guard stop.isRequested else { throw error }
                     // The stop interrupted the read (or came between two): what was read so far is the recording.
@@ -407,35 +312,20 @@ struct RecordingPipeline {
                 guard more else { break }
                 try applyControl()
                 pictures?.answerSnapshotRequests()
-                if options.paceRealTime, packet.streamIndex == videoStream.index, let pts = packet.pts ?? packet.dts {
-                    try paceVideo(videoStream.timeBase.time(pts))
-                }
+                if options.paceRealTime, let t = reader.currentVideoTime { try paceVideo(t) }
                 options.control?.record {
                     $0.packetsRead += 1
                     $0.lastPacketRead = .now
                 }
-                if packet.streamIndex == videoStream.index {
-                    videoPacketsRead += 1
-                    lastVideoPacketCorrupt = packet.isCorrupt
-                    let step = videoTimestamps.admit(try packet.reference(), pts: packet.pts, dts: packet.dts,
-                                                     duration: packet.duration)
-                    note("video", dropped: step.dropped, repaired: [])
-                    if let output = step.output { try videoPacket(output) }
-                } else if audio != nil, packet.streamIndex == audioStream?.index {
-                    let step = audioTimestamps.admit(try packet.reference(), pts: packet.pts, dts: packet.dts,
-                                                     duration: packet.duration)
-                    note("audio", dropped: step.dropped, repaired: [])
-                    if let output = step.output { try audioPacket(output) }
-                }
+                if let item = try reader.admit() { try conditioned(item) }
                 trim()
                 if let progress, ContinuousClock.now - lastProgress > .seconds(1) {
                     lastProgress = .now
                     progress(RecordingProgress(position: (newest - (origin ?? newest)).seconds, duration: input.duration,
-                                               sessions: runners.map(\.sessionCount).reduce(0, +)))
+                                               sessions: runners.sessionCount))
                 }
             }
-            if let output = videoTimestamps.flush() { try videoPacket(output) }
-            if let output = audioTimestamps.flush() { try audioPacket(output) }
+            for item in reader.flush() { try conditioned(item) }
             try flushVideo()
             try analyseBuffered()
             if let sampler { try sampler.decode(nil, analysed) }
@@ -444,16 +334,7 @@ struct RecordingPipeline {
             try audio?.drain(emit: appendAudio)
             // A file that simply stops is not an error to FFmpeg's demuxers; the index or a cut-off packet tells.
             // A stopped recording did not read to the end, so none of this applies to it.
-            if !stopped {
-                if let expected = input.indexedVideoFrames, videoPacketsRead < expected {
-                    throw MediaError(String(format: "%@ is truncated: its index lists %d video frames, only %d could be read "
-                        + "(input ends at %.3f s)", url, expected, videoPacketsRead, (newest - (origin ?? .zero)).seconds))
-                } else if input.endsInsidePacket {
-                    throw MediaError("\(url) is truncated: it ends inside a transport-stream packet")
-                } else if lastVideoPacketCorrupt {
-                    throw MediaError("\(url) is truncated: its last video frame is cut off")
-                }
-            }
+            if !stopped { try reader.checkComplete(newest: newest, origin: origin) }
         } catch {
             failure = error
             logger.notice("input failed; closing open clips with what was read", metadata: ["error": "\(error)"])
@@ -462,26 +343,17 @@ struct RecordingPipeline {
         // Analysis ended: a zone still triggered stops with it.
         if analysis != nil { reportZoneEvents(zoneTriggers.finish(at: videoEnd)) }
         // Every runner ends, whatever another one's failure: each open recording gets its End.
-        var endFailure: (any Error)?
-        for r in runners {
-            do {
-                try r.endOfInput(at: videoEnd, stopped: stopped, buffer: buffer)
-            } catch {
-                logger.error("ending a connection's recording failed", metadata: [
-                    "connection": "\(r.connectionID.map(String.init) ?? "-")", "error": "\(error)",
-                ])
-                endFailure = endFailure ?? error
-            }
-        }
-        if let endFailure, failure == nil { throw endFailure }
+        do {
+            try runners.endOfInput(at: videoEnd, stopped: stopped, buffer: buffer)
+        } catch where failure == nil {
+            throw error
+        } catch {}
 
         let zero = origin ?? .zero
-        for r in runners {
-            for var record in r.records {
-                record.rebase(to: zero)
-                report.sessions.append(record)
-                options.events?(.sessionFinished(record))
-            }
+        for var record in runners.records {
+            record.rebase(to: zero)
+            report.sessions.append(record)
+            options.events?(.sessionFinished(record))
         }
         report.sessions.sort { ($0.start, $0.session) < ($1.start, $1.session) }
         report.motion = analysis?.intervals(origin: zero) ?? []
@@ -490,7 +362,7 @@ struct RecordingPipeline {
             report.analysisSource = .init(url: analysisReader.source.url, pictures: counts.decoded,
                                           droppedPictures: counts.dropped, largestLag: analysisLag.seconds)
         }
-        report.input.damage = .init(video: videoTimestamps, audio: audioTimestamps,
+        report.input.damage = .init(video: reader.videoTimestamps, audio: reader.audioTimestamps,
                                         conditionerDrops: (video.droppedPackets, audio?.droppedPackets ?? 0))
         let damage = report.input.damage
         if damage.droppedPackets + damage.repairedTimestamps > 0 {
@@ -499,7 +371,7 @@ struct RecordingPipeline {
         report.preRollBuffer = .init(peakBytes: buffer.peakBytes, peakPackets: buffer.peakPackets,
                                      retention: buffer.retention.seconds, droppedPackets: overflow.packets,
                                      droppedBytes: overflow.bytes, affectedSessions: overflow.sessions.sorted())
-        report.droppedClips = runners.flatMap(\.dropped).map { var d = $0; d.trigger -= zero.seconds; return d }
+        report.droppedClips = runners.dropped.map { var d = $0; d.trigger -= zero.seconds; return d }
             .sorted { $0.trigger < $1.trigger }
         report.longKeyframeIntervals = keyframeGaps.report(inputEnd: videoEnd, lastKeyframe: lastKeyframe)
         // Same arithmetic as the sessions' rebased times: an open clip's `end` equals it exactly.
