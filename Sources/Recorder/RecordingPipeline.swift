@@ -36,43 +36,16 @@ struct RecordingPipeline {
             "motion analysis": "\(needsMotion)",
         ])
 
-        var analysis = try needsMotion ? MotionAnalysis(video: videoStream, options: options) : nil
-        if analysis?.resumed == true { logger.debug("motion analysis goes on with what the previous pass learned (no warm-up)") }
-        // Whatever ends the pass (the end of the input, a loss, a stop), the next one goes on with this detector.
-        defer { if let analysis, let handover = options.motionHandover { handover.keep(analysis.detector) } }
-        // The analysed pictures, kept for thumbnails and snapshots (only where they are decoded anyway: with analysis).
-        let pictures = try options.snapshots.flatMap { requests in
-            try analysis.map { _ in try TriggerPictures(requests: requests, logger: logger) }
-        }
-        defer { pictures?.held.release() }
+        let motion = try MotionStage(analysing: needsMotion, input: input, videoStream: videoStream, options: options,
+                                     logger: logger)
+        defer { motion.close() }
+        let pictures = motion.pictures
         let settings = SessionSettings(video: video, videoCodec: videoStream.codec, frameRate: videoStream.frameRate,
                                        audio: audio, audioCodec: audioStream?.codec, options: options, pictures: pictures)
         let runners = ClipRunners(settings: settings, options: options, logger: logger)
         options.control?.record {
             $0.videoWidth = videoStream.width
             $0.videoHeight = videoStream.height
-        }
-        // Zone Management's triggers, fed every analysed picture.
-        var zoneTriggers = ZoneTriggers(options.zoneTriggers)
-        func reportZoneEvents(_ events: [ZoneEvent]) {
-            guard let sink = options.zoneEvents else { return }
-            for event in events { sink(event) }
-        }
-        // Set when this recording ends (not by a stop request: the reader must not fail before the main stream ends).
-        let analysisInterrupt = InterruptFlag()
-        // With an analysis source the main stream is never decoded: motion comes from the other stream's pictures.
-        let analysisReader = try analysis.flatMap { a in
-            try options.analysisSource.map {
-                try AnalysisStreamReader(source: $0, width: a.width, height: a.height,
-                                         keyframesOnly: options.analyseKeyframesOnly, paceRealTime: options.paceRealTime,
-                                         interrupt: analysisInterrupt, logger: logger, keeping: pictures?.held)
-            }
-        }
-        defer { analysisReader?.stop() }
-        let sampler = try analysis.flatMap { a in
-            analysisReader == nil
-                ? try LumaSampler(input: input, width: a.width, height: a.height, keyframesOnly: options.analyseKeyframesOnly)
-                : nil
         }
         // At least MaxPreRollLen plus two keyframe intervals; the interval is learnt from the stream.
         var keyframeInterval = MediaTime.seconds(2)
@@ -85,13 +58,10 @@ struct RecordingPipeline {
         // is SAP 1/2 only if no RASL picture follows it); their analysis waits with them (`undecoded`), so a decision
         // at frame t still finds t's packet, with its verdict, in the buffer.
         var lookahead = AccessPointLookahead<Packet>()
-        var undecoded: [Packet] = []
         var origin: MediaTime?  // the first video frame: 0 on the report's timeline
         var newest = MediaTime.zero  // latest presentation time read
         var videoEnd = MediaTime.zero  // end of the latest-presented video frame
-        var lastFrameTime: MediaTime?
         let frameDuration = MediaTime(seconds: 1 / max(videoStream.frameRate ?? 30, 1))
-        var analysisLag = MediaTime.zero  // how late the analysis stream's pictures were applied, at most
 
         func trim() {
             let pushedOut = buffer.trim(newest: newest, keepFrom: runners.oldestNeeded)
@@ -115,11 +85,11 @@ struct RecordingPipeline {
         }
 
         /// Decodes for analysis the raw packets whose conditioned packets are all in the buffer.
-        func analyseBuffered() throws {
-            guard lookahead.isEmpty, let sampler else { return }
-            let ready = undecoded
-            undecoded.removeAll()
-            for raw in ready { try sampler.decode(raw, analysed) }
+        func analyseBuffered(draining: Bool = false) throws {
+            guard lookahead.isEmpty || draining else { return }
+            try motion.decodeQueued(draining: draining) { t, isKeyframe, sample in
+                try runners.picture(at: t, isKeyframe: isKeyframe, sample: sample, buffer: buffer)
+            }
         }
 
         func appendVideo(_ packet: Packet, randomAccess: Bool) throws {
@@ -152,99 +122,32 @@ struct RecordingPipeline {
             try buffer.append(packet, kind: .video, pts: t, dts: dts, isRandomAccess: randomAccess)
             // Without analysis of this stream the timeline advances with the packets themselves (monotonic
             // presentation time); an analysis stream's pictures up to t then decide motion at t.
-            if sampler == nil, lastFrameTime == nil || t > lastFrameTime! {
-                lastFrameTime = t
+            if motion.advance(to: t) {
                 try runners.frame(at: t, isKeyframe: randomAccess, buffer: buffer)
-                try analyseOtherStream(upTo: t)
+                try motion.analyseOtherStream(upTo: t, origin: origin) { sample in
+                    try runners.motion(sample, at: t, buffer: buffer)
+                }
             }
-            try runners.pump(buffer: buffer, analysisTime: lastFrameTime)
+            try runners.pump(buffer: buffer, analysisTime: motion.lastFrameTime)
         }
 
         func appendAudio(_ packet: Packet) throws {
             guard let audio, let pts = packet.pts else { return }
             let t = audio.timeBase.time(pts)
             try buffer.append(packet, kind: .audio, pts: t, dts: t, isRandomAccess: true)
-            try runners.pump(buffer: buffer, analysisTime: lastFrameTime)
-        }
-
-        /// Runs the detector on the picture at `t` (if it wants one then) and counts what it did.
-        func detect(at t: MediaTime, isKeyframe: Bool, luma: () throws -> LumaImage) throws -> MotionSample? {
-            guard var a = analysis else { return nil }
-            let began = ContinuousClock.now
-            let sample = try a.analyse(at: t, isKeyframe: isKeyframe, luma: luma)
-            analysis = a
-            if a.cameraMoved {
-                // Counted and told, never a clip: the detector learns the new view.
-                logger.warning("the camera moved: the whole picture shifted further than shake; motion detection starts over",
-                               metadata: ["at": "\(t.seconds)"])
-                options.metrics?.cameraMoved.increment()
-            }
-            if let metrics = options.metrics, sample != nil {
-                metrics.framesAnalysed.increment()
-                metrics.analysisTime.record(duration: ContinuousClock.now - began)
-            }
-            if let control = options.control, let sample {
-                control.record {
-                    $0.framesAnalysed += 1
-                    if sample.anywhere != nil { $0.noteMotion(at: Date()) }
-                }
-            }
-            if let sample { reportZoneEvents(zoneTriggers.analysed(sample)) }
-            return sample
-        }
-
-        /// A picture of the main stream, decoded for analysis.
-        func analysed(_ picture: DecodedPicture) throws {
-            guard analysis != nil else { return }
-            options.metrics?.framesDecoded.increment()
-            let t = picture.time
-            if let last = lastFrameTime, t <= last { return }
-            lastFrameTime = t
-            // Before the detector: a trigger at t gets t's picture as its thumbnail.
-            pictures?.keep(picture)
-            let sample = try detect(at: t, isKeyframe: picture.isKeyframe, luma: picture.luma)
-            try runners.picture(at: t, isKeyframe: picture.isKeyframe, sample: sample, buffer: buffer)
-        }
-
-        /// The analysis stream's pictures up to main-stream time `t` (see ``AnalysisStreamReader`` for how the two
-        /// line up). Motion they show starts clips at `t`: the main frame being decided, which already is in the buffer.
-        func analyseOtherStream(upTo t: MediaTime) throws {
-            guard let reader = analysisReader, let origin else { return }
-            let (pictures, outcome) = reader.take(upTo: t - origin, wait: reader.source.synchronous)
-            for picture in pictures {
-                options.metrics?.framesDecoded.increment()
-                let at = origin + picture.offset
-                analysisLag = max(analysisLag, t - at)
-                guard let sample = try detect(at: at, isKeyframe: picture.isKeyframe, luma: { picture.luma }) else { continue }
-                try runners.motion(sample, at: t, buffer: buffer)
-            }
-            switch outcome {
-            case .running: break
-            case .failed(let error): throw MediaError("analysis source \(reader.source.url) failed: \(error)")
-            case .ended where !AnalysisSource.isLocalFile(reader.source.url):
-                throw MediaError("analysis source \(reader.source.url) ended while the main stream goes on")
-            case .ended: break  // a file: the rest of the main stream has no motion to see
-            }
+            try runners.pump(buffer: buffer, analysisTime: motion.lastFrameTime)
         }
 
         /// Brings the runners to what ``RecordingControl`` holds, at the media time reached (the latest analysed
         /// picture); the analysis follows the desired zones and zone triggers.
-        var appliedZones = options.zones
-        var appliedZoneTriggers = options.zoneTriggers
         func applyControl() throws {
             guard let control = options.control else { return }
             let update = control.take()
             guard update.desired != nil || !update.triggers.isEmpty || !update.failedSessions.isEmpty else { return }
-            try runners.apply(update, at: lastFrameTime ?? newest, analysisTime: lastFrameTime, buffer: buffer) { desired in
+            try runners.apply(update, at: motion.lastFrameTime ?? newest, analysisTime: motion.lastFrameTime,
+                              buffer: buffer) { desired in
                 buffer.retention = runners.maxPreRoll + keyframeInterval + keyframeInterval
-                if desired.zones != appliedZones {
-                    appliedZones = desired.zones
-                    analysis?.replaceZones(desired.zones)
-                }
-                if desired.zoneTriggers != appliedZoneTriggers {
-                    appliedZoneTriggers = desired.zoneTriggers
-                    reportZoneEvents(zoneTriggers.replace(with: desired.zoneTriggers))
-                }
+                motion.follow(zones: desired.zones, zoneTriggers: desired.zoneTriggers)
             }
         }
 
@@ -276,11 +179,8 @@ struct RecordingPipeline {
             // Buffer first, analyse second: a decision at frame t must find t's own packet in the buffer
             // (a clip or a continuous session that begins on a keyframe starts at that keyframe).
             try video.push(p, emit: decideVideo)
-            if sampler != nil {
-                // Keyframe-only analysis never sends the other packets to the decoder (it would parse and drop them).
-                if !options.analyseKeyframesOnly || p.isKeyframe {
-                    undecoded.append(p)  // already our own reference: the demuxer reuses only `packet`
-                }
+            if motion.decodesMainStream {
+                motion.queue(p)  // already our own reference: the demuxer reuses only the reader's packet
                 try analyseBuffered()
             }
         }
@@ -327,8 +227,7 @@ struct RecordingPipeline {
             }
             for item in reader.flush() { try conditioned(item) }
             try flushVideo()
-            try analyseBuffered()
-            if let sampler { try sampler.decode(nil, analysed) }
+            try analyseBuffered(draining: true)
             try video.drain(emit: decideVideo)
             try flushVideo()
             try audio?.drain(emit: appendAudio)
@@ -341,7 +240,7 @@ struct RecordingPipeline {
             try? flushVideo()  // pictures read before the fault still belong to their clips
         }
         // Analysis ended: a zone still triggered stops with it.
-        if analysis != nil { reportZoneEvents(zoneTriggers.finish(at: videoEnd)) }
+        motion.finish(at: videoEnd)
         // Every runner ends, whatever another one's failure: each open recording gets its End.
         do {
             try runners.endOfInput(at: videoEnd, stopped: stopped, buffer: buffer)
@@ -356,12 +255,8 @@ struct RecordingPipeline {
             options.events?(.sessionFinished(record))
         }
         report.sessions.sort { ($0.start, $0.session) < ($1.start, $1.session) }
-        report.motion = analysis?.intervals(origin: zero) ?? []
-        if let analysisReader {
-            let counts = analysisReader.counts
-            report.analysisSource = .init(url: analysisReader.source.url, pictures: counts.decoded,
-                                          droppedPictures: counts.dropped, largestLag: analysisLag.seconds)
-        }
+        report.motion = motion.intervals(origin: zero)
+        report.analysisSource = motion.analysisSourceUse
         report.input.damage = .init(video: reader.videoTimestamps, audio: reader.audioTimestamps,
                                         conditionerDrops: (video.droppedPackets, audio?.droppedPackets ?? 0))
         let damage = report.input.damage
@@ -384,113 +279,5 @@ struct RecordingPipeline {
             throw MediaError("\(url): no decodable video keyframe found")
         }
         return report
-    }
-}
-
-/// Keyframe spacing as the recording sees it. The first interval is the stream's own (allocation checks MaxPreRollLen
-/// against it); a later gap longer than the shortest MaxPreRollLen (a late or missing IDR on a live camera) is logged
-/// once, when it passes the limit, and counted: clips in it simply get a longer pre-roll.
-struct KeyframeGaps {
-    let limit: MediaTime?
-    /// The first keyframe interval; nil until the second keyframe.
-    private(set) var nominal: MediaTime?
-    private var count = 0
-    private var longest: MediaTime?
-    private var overdue = false
-
-    init(limit: MediaTime?) { self.limit = limit }
-
-    /// A video picture at `t`, the latest keyframe being at `lastKeyframe`.
-    mutating func picture(at t: MediaTime, lastKeyframe: MediaTime, logger: Logger) {
-        guard let limit, let nominal, !overdue, t - lastKeyframe > limit else { return }
-        overdue = true
-        count += 1
-        logger.warning("no keyframe for longer than MaxPreRollLen; clips in this gap get a longer pre-roll", metadata: [
-            "lastKeyframe": "\(lastKeyframe.seconds)", "maxPreRollLen": "\(limit.seconds)", "keyframeInterval": "\(nominal.seconds)",
-        ])
-    }
-
-    /// A keyframe at `t` after the one at `last`.
-    mutating func keyframe(at t: MediaTime, after last: MediaTime, logger: Logger) {
-        guard nominal != nil else {
-            nominal = t - last
-            return
-        }
-        if overdue {
-            overdue = false
-            longest = max(longest ?? .zero, t - last)
-            logger.notice("keyframe after a long gap", metadata: ["at": "\(t.seconds)", "gap": "\((t - last).seconds)"])
-        }
-    }
-
-    func report(inputEnd: MediaTime, lastKeyframe: MediaTime?) -> RecordingReport.LongKeyframeIntervals {
-        var longest = self.longest
-        if overdue, let lastKeyframe { longest = max(longest ?? .zero, inputEnd - lastKeyframe) }  // never ended
-        return .init(count: count, longest: longest?.seconds, limit: limit?.seconds)
-    }
-}
-
-/// The motion detector and the detected intervals the report lists.
-struct MotionAnalysis {
-    private(set) var detector: MotionDetector
-    /// Whether `detector` is the previous pass's (``RecordingOptions/motionHandover``), resumed.
-    let resumed: Bool
-    private let reportSensitivity: Int
-    private var intervals: [(start: MediaTime, end: MediaTime)] = []
-    private var lastMotion: MediaTime?
-    /// The last analysed picture showed the camera moved (not shaken): the detector started over, nothing triggered.
-    private(set) var cameraMoved = false
-    /// The luma plane analysed (pictures are scaled to exactly this).
-    let width: Int
-    let height: Int
-
-    /// The camera's zones changed: from the next picture on, motion is located in the new ones.
-    mutating func replaceZones(_ zones: [MotionZone]) {
-        detector.replaceZones(zones)
-    }
-
-    /// Analysis of `video` (zones are in its pixel coordinates), whichever stream the pictures come from.
-    init(video: StreamDescription, options: RecordingOptions) throws {
-        guard let w = video.width, let h = video.height else { throw MediaError("no video size") }
-        // The analysis plane keeps at least 8 pixels a side; a picture narrower than that (a damaged header) has
-        // nothing to analyse, and the detector and the sampler would disagree on the plane's size.
-        guard w >= 8, h >= 8 else { throw MediaError("video picture \(w)x\(h) is too small to analyse for motion") }
-        var config = MotionDetectorConfiguration(sourceWidth: w, sourceHeight: h, sensitivity: options.reportSensitivity,
-                                                 zones: options.zones)
-        let size = MotionDetectorConfiguration.analysisSize(sourceWidth: w, sourceHeight: h, longSide: options.analysisWidth)
-        config.analysisWidth = size.width
-        config.analysisHeight = size.height
-        config.analysisInterval = options.analysisInterval
-        (detector, resumed) = options.motionHandover?.take(for: config) ?? (MotionDetector(configuration: config), false)
-        (width, height) = (size.width, size.height)
-        reportSensitivity = options.reportSensitivity
-    }
-
-    /// Analyses the picture at `time` if the detector wants it (its analysis rate) and returns what moved, or nil.
-    mutating func analyse(at time: MediaTime, isKeyframe: Bool, luma: () throws -> LumaImage) throws -> MotionSample? {
-        let seconds = time.seconds
-        guard detector.wantsFrame(at: seconds) else { return nil }
-        let image = try luma()
-        guard let result = detector.analyse(LumaPlane(width: image.width, height: image.height, pixels: image.pixels),
-                                            at: seconds, isKeyframe: isKeyframe)
-        else { return nil }
-        cameraMoved = result.cameraMoved
-        if result.anywhere.moved(atSensitivity: reportSensitivity) {
-            // One interval while motion keeps being seen; a gap of more than a second starts a new one.
-            if let last = lastMotion, time - last <= .seconds(1), !intervals.isEmpty {
-                intervals[intervals.count - 1].end = time
-            } else {
-                intervals.append((time, time))
-            }
-            lastMotion = time
-        }
-        var zones: [UInt16: Int] = [:]
-        for (id, motion) in result.zones { if let s = motion.lowestSensitivity { zones[UInt16(id)] = s } }
-        return MotionSample(time: time, anywhere: result.anywhere.lowestSensitivity,
-                            outsideZones: result.outsideZones.lowestSensitivity, zones: zones)
-    }
-
-    func intervals(origin: MediaTime) -> [RecordingReport.MotionInterval] {
-        intervals.map { .init(start: ($0.start - origin).seconds, end: ($0.end - origin).seconds) }
     }
 }
