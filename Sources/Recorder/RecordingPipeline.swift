@@ -47,28 +47,22 @@ struct RecordingPipeline {
             $0.videoWidth = videoStream.width
             $0.videoHeight = videoStream.height
         }
-        // At least MaxPreRollLen plus two keyframe intervals; the interval is learnt from the stream.
-        var keyframeInterval = MediaTime.seconds(2)
-        var lastKeyframe: MediaTime?
-        var keyframeGaps = KeyframeGaps(limit: options.policies.map(\.maxPreRoll).filter { $0 > .zero }.min())
-        let buffer = PreRollBuffer(retention: runners.maxPreRoll + keyframeInterval + keyframeInterval,
+        var timeline = InputTimeline(preRolls: options.policies.map(\.maxPreRoll))
+        let buffer = PreRollBuffer(retention: timeline.retention(maxPreRoll: runners.maxPreRoll),
                                    byteLimit: options.preRollByteLimit)
         var overflow = BufferOverflow()
         // Video packets wait here, in decode order, until it is known whether they can start a segment (an HEVC CRA
         // is SAP 1/2 only if no RASL picture follows it); their analysis waits with them (`undecoded`), so a decision
         // at frame t still finds t's packet, with its verdict, in the buffer.
         var lookahead = AccessPointLookahead<Packet>()
-        var origin: MediaTime?  // the first video frame: 0 on the report's timeline
-        var newest = MediaTime.zero  // latest presentation time read
-        var videoEnd = MediaTime.zero  // end of the latest-presented video frame
         let frameDuration = MediaTime(seconds: 1 / max(videoStream.frameRate ?? 30, 1))
 
         func trim() {
-            let pushedOut = buffer.trim(newest: newest, keepFrom: runners.oldestNeeded)
+            let pushedOut = buffer.trim(newest: timeline.newest, keepFrom: runners.oldestNeeded)
             for entry in pushedOut {
                 let sessions = runners.sessions(needing: entry)
                 guard !sessions.isEmpty else { continue }
-                overflow.count(entry, sessions: sessions, at: newest, logger: logger, byteLimit: buffer.byteLimit)
+                overflow.count(entry, sessions: sessions, at: timeline.newest, logger: logger, byteLimit: buffer.byteLimit)
             }
         }
 
@@ -98,33 +92,15 @@ struct RecordingPipeline {
             let dts = packet.dts.map { video.timeBase.time($0) } ?? t
             // What we write as a sync sample is what we accept as a segment start (a CRA may come without the flag).
             if randomAccess { packet.isKeyframe = true }
-            if origin == nil || t < origin! { origin = t }
-            newest = max(newest, t)
             let duration = packet.duration > 0 ? video.timeBase.time(packet.duration) : frameDuration
-            videoEnd = max(videoEnd, t + duration)
-            if let last = lastKeyframe { keyframeGaps.picture(at: t, lastKeyframe: last, logger: logger) }
-            if randomAccess {
-                if let last = lastKeyframe, t > last {
-                    if keyframeGaps.nominal == nil, let tooShort = options.policies.first(where: {
-                        $0.maxPreRoll > .zero && $0.maxPreRoll < t - last
-                    }) {
-                        // Allocation would refuse this pre-roll against the stream's KeyFrameInterval (rule 9): the
-                        // first interval is the stream's configured one. Later, longer gaps only lengthen pre-rolls.
-                        throw MediaError("cluster InvalidPreRollLength (0x0C): maxPreRollLen \(tooShort.maxPreRoll.converted(to: 1000).value) ms "
-                            + "is shorter than the input's keyframe interval \((t - last).converted(to: 1000).value) ms")
-                    }
-                    keyframeGaps.keyframe(at: t, after: last, logger: logger)
-                    keyframeInterval = max(keyframeInterval, t - last)
-                    buffer.retention = runners.maxPreRoll + keyframeInterval + keyframeInterval
-                }
-                lastKeyframe = t
-            }
+            try timeline.picture(at: t, duration: duration, randomAccess: randomAccess, logger: logger)
+            buffer.retention = timeline.retention(maxPreRoll: runners.maxPreRoll)
             try buffer.append(packet, kind: .video, pts: t, dts: dts, isRandomAccess: randomAccess)
             // Without analysis of this stream the timeline advances with the packets themselves (monotonic
             // presentation time); an analysis stream's pictures up to t then decide motion at t.
             if motion.advance(to: t) {
                 try runners.frame(at: t, isKeyframe: randomAccess, buffer: buffer)
-                try motion.analyseOtherStream(upTo: t, origin: origin) { sample in
+                try motion.analyseOtherStream(upTo: t, origin: timeline.origin) { sample in
                     try runners.motion(sample, at: t, buffer: buffer)
                 }
             }
@@ -144,9 +120,9 @@ struct RecordingPipeline {
             guard let control = options.control else { return }
             let update = control.take()
             guard update.desired != nil || !update.triggers.isEmpty || !update.failedSessions.isEmpty else { return }
-            try runners.apply(update, at: motion.lastFrameTime ?? newest, analysisTime: motion.lastFrameTime,
+            try runners.apply(update, at: motion.lastFrameTime ?? timeline.newest, analysisTime: motion.lastFrameTime,
                               buffer: buffer) { desired in
-                buffer.retention = runners.maxPreRoll + keyframeInterval + keyframeInterval
+                buffer.retention = timeline.retention(maxPreRoll: runners.maxPreRoll)
                 motion.follow(zones: desired.zones, zoneTriggers: desired.zoneTriggers)
             }
         }
@@ -206,7 +182,7 @@ struct RecordingPipeline {
                     // The stop interrupted the read (or came between two): what was read so far is the recording.
                     stopped = true
                     logger.notice("stop requested; ending open clips at the last frame read",
-                                  metadata: ["at": "\((newest - (origin ?? newest)).seconds)"])
+                                  metadata: ["at": "\(timeline.position)"])
                     break
                 }
                 guard more else { break }
@@ -221,7 +197,7 @@ struct RecordingPipeline {
                 trim()
                 if let progress, ContinuousClock.now - lastProgress > .seconds(1) {
                     lastProgress = .now
-                    progress(RecordingProgress(position: (newest - (origin ?? newest)).seconds, duration: input.duration,
+                    progress(RecordingProgress(position: timeline.position, duration: input.duration,
                                                sessions: runners.sessionCount))
                 }
             }
@@ -233,44 +209,24 @@ struct RecordingPipeline {
             try audio?.drain(emit: appendAudio)
             // A file that simply stops is not an error to FFmpeg's demuxers; the index or a cut-off packet tells.
             // A stopped recording did not read to the end, so none of this applies to it.
-            if !stopped { try reader.checkComplete(newest: newest, origin: origin) }
+            if !stopped { try reader.checkComplete(newest: timeline.newest, origin: timeline.origin) }
         } catch {
             failure = error
             logger.notice("input failed; closing open clips with what was read", metadata: ["error": "\(error)"])
             try? flushVideo()  // pictures read before the fault still belong to their clips
         }
         // Analysis ended: a zone still triggered stops with it.
-        motion.finish(at: videoEnd)
+        motion.finish(at: timeline.videoEnd)
         // Every runner ends, whatever another one's failure: each open recording gets its End.
         do {
-            try runners.endOfInput(at: videoEnd, stopped: stopped, buffer: buffer)
+            try runners.endOfInput(at: timeline.videoEnd, stopped: stopped, buffer: buffer)
         } catch where failure == nil {
             throw error
         } catch {}
 
-        let zero = origin ?? .zero
-        for var record in runners.records {
-            record.rebase(to: zero)
-            report.sessions.append(record)
-            options.events?(.sessionFinished(record))
-        }
-        report.sessions.sort { ($0.start, $0.session) < ($1.start, $1.session) }
-        report.motion = motion.intervals(origin: zero)
-        report.analysisSource = motion.analysisSourceUse
-        report.input.damage = .init(video: reader.videoTimestamps, audio: reader.audioTimestamps,
-                                        conditionerDrops: (video.droppedPackets, audio?.droppedPackets ?? 0))
-        let damage = report.input.damage
-        if damage.droppedPackets + damage.repairedTimestamps > 0 {
-            logger.warning("input damaged: \(damage.droppedPackets) packet(s) dropped, \(damage.repairedTimestamps) timestamp(s) repaired")
-        }
-        report.preRollBuffer = .init(peakBytes: buffer.peakBytes, peakPackets: buffer.peakPackets,
-                                     retention: buffer.retention.seconds, droppedPackets: overflow.packets,
-                                     droppedBytes: overflow.bytes, affectedSessions: overflow.sessions.sorted())
-        report.droppedClips = runners.dropped.map { var d = $0; d.trigger -= zero.seconds; return d }
-            .sorted { $0.trigger < $1.trigger }
-        report.longKeyframeIntervals = keyframeGaps.report(inputEnd: videoEnd, lastKeyframe: lastKeyframe)
-        // Same arithmetic as the sessions' rebased times: an open clip's `end` equals it exactly.
-        if stopped { report.stoppedAt = videoEnd.seconds - zero.seconds }
+        report.handOver(runners: runners, motion: motion, reader: reader, buffer: buffer, overflow: overflow,
+                        conditionerDrops: (video.droppedPackets, audio?.droppedPackets ?? 0), timeline: timeline,
+                        stopped: stopped, events: options.events, logger: logger)
         if let failure {
             report.error = "\(failure)"
             throw RecordingFailure(underlying: failure, report: report)
