@@ -194,7 +194,7 @@ let package = Package(
         .testTarget(
             name: "SidecarDemoTests",
             dependencies: [
-                "SidecarDemo", "TestSupport", "pushav",
+                "SidecarDemo", "TestSupport",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -216,7 +216,7 @@ let package = Package(
         .testTarget(name: "MotionTests", dependencies: ["Domain", "Motion", "TestSupport"]),
         .testTarget(name: "CMAFTests", dependencies: ["CMAF", "TestSupport"]),
         .testTarget(name: "MediaIOTests", dependencies: ["MediaIO", "CMAF", "TestSupport"]),
-        .testTarget(name: "RecorderTests", dependencies: ["Domain", "Recorder", "CMAF", "MediaIO", "pushav", "TestSupport"]),
+        .testTarget(name: "RecorderTests", dependencies: ["Domain", "Recorder", "CMAF", "MediaIO", "TestSupport"]),
         .testTarget(name: "TransportModelTests", dependencies: ["Domain", "TransportModel", "TestSupport"]),
         .testTarget(name: "TransportStoreTests", dependencies: ["Domain", "TransportStore", "TransportModel", "TestSupport"]),
         .testTarget(

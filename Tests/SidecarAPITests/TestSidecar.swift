@@ -21,7 +21,6 @@ final class TestSidecar: SidecarControl {
     private struct State {
         var attributes: [String: CameraAttributes] = ["cam1": CameraAttributes(), "cam2": CameraAttributes()]
         var endpoints: [FabricIndex: [UInt16: TLSEndpointSummary]] = [:]
-        var nextEndpointID: [FabricIndex: UInt16] = [:]
         var readiness = SidecarReadiness(storeOpen: true, cameras: [
             "cam1": .init(sinceLastPacket: .milliseconds(40)), "cam2": .init(sinceLastPacket: .milliseconds(250)),
         ])
@@ -86,16 +85,13 @@ final class TestSidecar: SidecarControl {
         guard let key = PEM.blocks(request.clientKey, label: "PRIVATE KEY").first else {
             throw .im(.constraintError, "clientKey: no PEM private key")
         }
-        let endpointID = state.withLock { state in
-            let id = state.nextEndpointID[fabric, default: 1]
-            state.nextEndpointID[fabric] = id + 1
-            return id
-        }
-        for server in servers.values {
-            try await server.setTLSEndpoint(TLSEndpoint(
-                fabricIndex: fabric, endpointID: endpointID, hostname: request.hostname, port: request.port,
-                caCertificate: ca, clientCertificateChain: chain, privateKey: key))
-        }
+        // As the engine does: the first camera's cluster hands out the lowest free ID, the others store it too.
+        var endpoint = TLSEndpoint(fabricIndex: fabric, endpointID: 0, hostname: request.hostname, port: request.port,
+                                   caCertificate: ca, clientCertificateChain: chain, privateKey: key)
+        let ordered = cameraIDs.compactMap { servers[$0] }
+        endpoint.endpointID = try await ordered[0].addTLSEndpointUnderFreeID(endpoint)
+        for server in ordered.dropFirst() { try await server.setTLSEndpoint(endpoint) }
+        let endpointID = endpoint.endpointID
         state.withLock {
             $0.endpoints[fabric, default: [:]][endpointID] = TLSEndpointSummary(
                 endpointID: endpointID, hostname: request.hostname, port: request.port,

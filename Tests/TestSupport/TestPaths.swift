@@ -9,7 +9,9 @@ public enum TestPaths {
 
     public static func media(_ name: String) -> URL { testMedia.appendingPathComponent(name) }
 
-    /// The `pushav` executable built next to the test bundle (test targets that run it depend on it).
+    /// The `pushav` executable built next to the test bundle. Test targets depend on libraries only: the tests that
+    /// run the real process need it built first, which `swift build --build-tests` (Scripts/test) and `swift test`
+    /// do, since both build every product of the package.
     public static var pushav: URL {
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         // swift test runs `<build>/debug/PushAVRecorderPackageTests.xctest`; on some hosts the runner sits deeper.
