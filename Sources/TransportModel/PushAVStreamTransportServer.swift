@@ -17,40 +17,34 @@ import Foundation
 /// announced recording until its End only to owe that End across a crash (`endRecordingsInterruptedByTheLastStop`).
 /// A Begin is refused only on desired state (the transport gone, Inactive, private, of another trigger type).
 ///
-/// Event log: every Begin/End gets the next event number (reserved in blocks through `TransportEventLog`, so numbers
-/// only increase, across restarts too), is appended to the log, then broadcast to `events()` subscribers. A failed
-/// append or reservation (disk full) does not stop the event or the recording: the event keeps its number, is
-/// broadcast, and the error goes to `reportEventLogFailure`.
+/// Events are numbered, logged and broadcast by ``EndpointEvents``, which the endpoint's other clusters share. The
+/// node's other clusters are values it holds (`+Clusters.swift`); the recorder's Begin/End (`+Recordings.swift`) and
+/// expiry (`+Expiry.swift`) are extensions of their own.
 public actor PushAVStreamTransportServer {
     public nonisolated let capabilities: TransportCapabilities
     /// Every change is committed to `persistence` (SQLite, fsync) inside the actor: it runs on a queue of its own.
     private nonisolated let executor = BlockingSerialExecutor(label: "pushav-cluster")
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-    private let persistence: any TransportPersistence
-    private let clock: any TransportClock
+    let persistence: any TransportPersistence
+    let clock: any TransportClock
     /// Answers whether a connection still has segments waiting to upload (→ BUSY). Set by the uploader.
     private var uploadsPending: @Sendable (UInt16) async -> Bool
 
     var connections: [UInt16: StoredConnection]
     var registries: TransportRegistries
-    private var lastConnectionID: UInt16?
-    private var sessionNumbers: [UInt16: UInt64]
+    var lastConnectionID: UInt16?
+    var sessionNumbers: [UInt16: UInt64]
     /// The running recording of each connection, exactly as persisted until its End (its fabric is the one at Begin:
     /// the End keeps it even after the connection is deallocated).
-    private var recordings: [UInt16: OpenRecording] = [:]
+    var recordings: [UInt16: OpenRecording] = [:]
     /// Recordings the previous process began and did not end (see ``endRecordingsInterruptedByTheLastStop()``).
-    private var interruptedRecordings: [UInt16: OpenRecording]
-    private var eventBroadcast = Broadcast<LoggedTransportEvent>()
+    var interruptedRecordings: [UInt16: OpenRecording]
     private var changeBroadcast = Broadcast<TransportChange>()
-    private let eventLog: any TransportEventLog
-    private let reportEventLogFailure: @Sendable (any Error) -> Void
-    /// The number the next event gets.
-    private var nextEventNumber: UInt64
-    /// Numbers below this are reserved in the log; reaching it reserves the next block first.
-    private var eventNumbersReservedBelow: UInt64
+    /// The endpoint's event numbering, log and broadcast, shared with the other clusters' events.
+    var endpointEvents: EndpointEvents
 
     /// How many event numbers one reservation write covers. A restart skips what is left of the block.
-    public static let eventNumberReservationBlock: UInt64 = 1000
+    public static let eventNumberReservationBlock: UInt64 = EndpointEvents.reservationBlock
 
     /// Restores the state `persistence` holds and the event numbering `eventLog` reserved; throws their error when
     /// they cannot be read. `reportEventLogFailure` hears every failed event-log write (the event still goes out).
@@ -63,11 +57,7 @@ public actor PushAVStreamTransportServer {
         reportEventLogFailure: @escaping @Sendable (any Error) -> Void = { _ in }
     ) throws {
         let state = try persistence.load()
-        let reservation = max(1, try eventLog.loadEventNumberReservation())
-        self.eventLog = eventLog
-        self.reportEventLogFailure = reportEventLogFailure
-        self.nextEventNumber = reservation
-        self.eventNumbersReservedBelow = reservation
+        endpointEvents = try EndpointEvents(log: eventLog, reportFailure: reportEventLogFailure)
         self.capabilities = capabilities
         self.persistence = persistence
         self.clock = clock
@@ -292,12 +282,12 @@ public actor PushAVStreamTransportServer {
     /// A new subscription to PushTransportBegin/End, from now on, each with its event number, time and fabric.
     /// Any number of consumers may subscribe. To replay and then follow without a gap, subscribe first, then read
     /// `loggedEvents(after:fabric:limit:)`, then take live events numbered above the last one read.
-    public func events() -> AsyncStream<LoggedTransportEvent> { eventBroadcast.subscribe() }
+    public func events() -> AsyncStream<LoggedTransportEvent> { endpointEvents.subscribe() }
 
     /// Logged events numbered above `number`, of `fabric` (nil: every fabric), oldest first, at most `limit`.
     /// Events whose append failed are not there; pruned ones neither (see `EventLogRetention`).
     public func loggedEvents(after number: UInt64, fabric: FabricIndex?, limit: Int) throws -> [LoggedTransportEvent] {
-        try eventLog.events(after: number, fabric: fabric, limit: limit)
+        try endpointEvents.logged(after: number, fabric: fabric, limit: limit)
     }
 
     /// Sends the End owed to every recording the previous process began and never ended (it was killed, or the
@@ -314,7 +304,7 @@ public actor PushAVStreamTransportServer {
     }
 
     /// The number the next event will get (every event so far has a lower one).
-    public var upcomingEventNumber: UInt64 { nextEventNumber }
+    public var upcomingEventNumber: UInt64 { endpointEvents.upcomingNumber }
 
     /// A new subscription to the changes the recorder and uploader follow.
     public func changes() -> AsyncStream<TransportChange> { changeBroadcast.subscribe() }
@@ -331,112 +321,8 @@ public actor PushAVStreamTransportServer {
 
     /// Ends every subscription (at shutdown): iteration finishes after the values already sent.
     public func finishSubscriptions() {
-        eventBroadcast.finish()
+        endpointEvents.finish()
         changeBroadcast.finish()
-    }
-
-    // MARK: - Recorder hooks
-
-    /// The recorder started a recording (a new CMAF session) on `connectionID`. Persists and returns its session
-    /// number (per connection, starting at 1, never reused) and emits PushTransportBegin. Throws, and emits
-    /// nothing, when the transport is gone, Inactive, blocked by privacy, or of a trigger type `trigger` does not
-    /// fit; the recorder must then not record. The recorder's state machine begins a recording only after the
-    /// previous one's End; should an earlier recording of the connection still be open here all the same, its End is
-    /// sent first, so every Begin keeps exactly one End.
-    public func recordingStarted(connectionID: UInt16, trigger: RecordingTrigger) throws(TransportCommandError) -> UInt64 {
-        removeExpiredConnectionsRetryingLater()
-        guard let connection = connections[connectionID] else { throw notFound(connectionID) }
-        guard connection.transportStatus == .active else {
-            throw .cluster(.invalidTransportStatus, "connectionID: transport \(connectionID) is Inactive")
-        }
-        try refuseIfPrivate(connection)
-        let options = connection.transportOptions
-        let triggerType: TransportTriggerTypeEnum
-        let activationReason: TriggerActivationReasonEnum?
-        switch (trigger, options.triggerOptions.triggerType) {
-        case (.motion, .motion):
-            (triggerType, activationReason) = (.motion, nil)
-        case (.continuous, .continuous):
-            (triggerType, activationReason) = (.continuous, nil)
-        case (.command(let reason), .command), (.command(let reason), .motion):
-            (triggerType, activationReason) = (.command, reason)
-        default:
-            throw .cluster(.invalidTriggerType, "trigger: \(trigger) does not fit a \(options.triggerOptions.triggerType) transport")
-        }
-        let sessionNumber = (sessionNumbers[connectionID] ?? 0) + 1
-        let containerType = options.containerOptions.containerType
-        let recording = OpenRecording(sessionNumber: sessionNumber, containerType: containerType,
-                                      fabricIndex: connection.fabricIndex)
-        if let earlier = recordings[connectionID] { endRecording(connectionID, earlier) }
-        try write {
-            try persistence.save(sessionNumber: sessionNumber, connectionID: connectionID)
-            try persistence.save(openRecording: recording, connectionID: connectionID)
-        }
-        sessionNumbers[connectionID] = sessionNumber
-        recordings[connectionID] = recording
-        emit(.pushTransportBegin(PushTransportBegin(
-            connectionID: connectionID, triggerType: triggerType, activationReason: activationReason,
-            containerType: containerType, cmafSessionNumber: containerType == .cmaf ? sessionNumber : nil)),
-             fabric: connection.fabricIndex)
-        return sessionNumber
-    }
-
-    /// The recorder finished recording `sessionNumber` (the connection may have been deallocated meanwhile: the End
-    /// goes to the fabric of its Begin). Emits PushTransportEnd and returns true, or returns false when that recording
-    /// is not open (its End went out already).
-    @discardableResult
-    public func recordingEnded(connectionID: UInt16, sessionNumber: UInt64) -> Bool {
-        guard let recording = recordings[connectionID], recording.sessionNumber == sessionNumber else { return false }
-        endRecording(connectionID, recording)
-        return true
-    }
-
-    /// The session number of the recording running on `connectionID`, if any.
-    public func runningSessionNumber(connectionID: UInt16) -> UInt64? { recordings[connectionID]?.sessionNumber }
-
-    /// The session number `connectionID` used last (its session counter; persisted); nil before its first recording.
-    public func lastSessionNumber(connectionID: UInt16) -> UInt64? { sessionNumbers[connectionID] }
-
-    /// Every connection of every fabric, for the recorder and uploader (not fabric-filtered).
-    public func allConnections() -> [StoredConnection] {
-        removeExpiredConnectionsRetryingLater()
-        return connections.values.sorted { $0.connectionID < $1.connectionID }
-    }
-
-    /// One connection of any fabric, for the recorder and uploader.
-    public func storedConnection(_ connectionID: UInt16) -> StoredConnection? {
-        removeExpiredConnectionsRetryingLater()
-        return connections[connectionID]
-    }
-
-    /// The TLS endpoint (CA, client chain, key) the uploader uses for `connectionID`.
-    public func tlsEndpoint(forConnection connectionID: UInt16) -> TLSEndpoint? {
-        connections[connectionID].flatMap(registries.tls.endpoint(for:))
-    }
-
-    // MARK: - Expiry
-
-    /// Deallocates every connection whose ExpiryTime has run out (ending its recording) and returns their IDs.
-    /// Commands and reads call this first, so an overdue connection is never visible even if the timer is late.
-    @discardableResult
-    public func removeExpiredConnections() throws(TransportCommandError) -> [UInt16] {
-        let now = clock.now()
-        let expired = connections.values.filter { ($0.expiryDeadline ?? .distantFuture) <= now }.map(\.connectionID).sorted()
-        guard !expired.isEmpty else { return [] }
-        try remove(expired, reason: .expired)
-        return expired
-    }
-
-    /// Removes expired connections until cancelled, waking at the earliest deadline and at least once a second
-    /// (so a newly allocated shorter TTL is noticed without a wake-up channel). Storage errors go to `reportError`
-    /// and the removal is retried on the next wake-up.
-    public func runExpiryTimer(reportError: @escaping @Sendable (TransportCommandError) -> Void = { _ in }) async {
-        while !Task.isCancelled {
-            do { try removeExpiredConnections() } catch { reportError(error) }
-            let now = clock.now()
-            let earliest = connections.values.compactMap(\.expiryDeadline).min() ?? .distantFuture
-            do { try await clock.sleep(until: min(earliest, now.addingTimeInterval(1))) } catch { return }
-        }
     }
 
     // MARK: - Internals
@@ -473,7 +359,7 @@ public actor PushAVStreamTransportServer {
         return connection
     }
 
-    private func notFound(_ connectionID: UInt16) -> TransportCommandError {
+    func notFound(_ connectionID: UInt16) -> TransportCommandError {
         .im(.notFound, "connectionID: no transport \(connectionID) in this fabric")
     }
 
@@ -483,14 +369,14 @@ public actor PushAVStreamTransportServer {
         }
     }
 
-    private func refuseIfPrivate(_ connection: StoredConnection) throws(TransportCommandError) {
+    func refuseIfPrivate(_ connection: StoredConnection) throws(TransportCommandError) {
         if registries.streams.privacy.forbids(connection.transportOptions.streamUsage) {
             throw .im(.invalidInState, "connectionID: a privacy mode forbids \(connection.transportOptions.streamUsage) streams")
         }
     }
 
     /// Runs a persistence write, mapping its failure to FAILURE so callers see a cluster answer.
-    private func write(_ body: () throws -> Void) throws(TransportCommandError) {
+    func write(_ body: () throws -> Void) throws(TransportCommandError) {
         do { try body() } catch { throw .im(.failure, "storage: \(error)") }
     }
 
@@ -517,45 +403,9 @@ public actor PushAVStreamTransportServer {
         }
     }
 
-    /// Lazy expiry for reads and commands. A failed delete leaves the connection in place; the next call (or
-    /// `runExpiryTimer`, which reports the error) retries it.
-    private func removeExpiredConnectionsRetryingLater() {
-        _ = try? removeExpiredConnections()
-    }
-
-    private func endRecording(_ connectionID: UInt16, _ recording: OpenRecording) {
-        recordings[connectionID] = nil
-        // A failed write only means a restart after a crash would send this End once more.
-        do { try persistence.save(openRecording: nil, connectionID: connectionID) } catch { reportEventLogFailure(error) }
-        emit(.pushTransportEnd(PushTransportEnd(
-            connectionID: connectionID, containerType: recording.containerType,
-            cmafSessionNumber: recording.containerType == .cmaf ? recording.sessionNumber : nil)),
-             fabric: recording.fabricIndex)
-    }
-
-    /// Numbers, logs, then broadcasts one event. Log failures are reported, never thrown: the event goes out anyway.
+    /// Numbers, logs, then broadcasts one event of this endpoint (see ``EndpointEvents``).
     func emit(_ event: CameraEvent, fabric: FabricIndex) {
-        let number = takeEventNumber()
-        let entry = LoggedTransportEvent(number: number, time: clock.now(), fabricIndex: fabric, event: event)
-        do { try eventLog.append(entry) } catch { reportEventLogFailure(error) }
-        eventBroadcast.send(entry)
-    }
-
-    /// The next event number, reserving a new block first when the reserved one is used up. A failed reservation
-    /// still hands the number out (the event must go out); the write is retried with the next event.
-    private func takeEventNumber() -> UInt64 {
-        let number = nextEventNumber
-        nextEventNumber += 1
-        if number >= eventNumbersReservedBelow {
-            let limit = number + Self.eventNumberReservationBlock
-            do {
-                try eventLog.reserveEventNumbers(below: limit)
-                eventNumbersReservedBelow = limit
-            } catch {
-                reportEventLogFailure(error)
-            }
-        }
-        return number
+        endpointEvents.emit(event, fabric: fabric, at: clock.now())
     }
 }
 

@@ -1,0 +1,68 @@
+import Foundation
+
+/// The events of the camera's endpoint, whichever cluster raises them (PushTransportBegin/End, ZoneTriggered,
+/// ZoneStopped): one numbering, one log, one broadcast, the small piece every cluster of the node shares.
+///
+/// Every event gets the next event number (reserved in blocks of ``reservationBlock`` through the
+/// `TransportEventLog`, so numbers only increase, across restarts too), is appended to the log, then broadcast. A
+/// failed append or reservation (disk full) does not stop the event: it keeps its number, is broadcast, and the error
+/// goes to `reportFailure`.
+struct EndpointEvents {
+    /// How many event numbers one reservation write covers. A restart skips what is left of the block.
+    static let reservationBlock: UInt64 = 1000
+
+    private let log: any TransportEventLog
+    private let reportFailure: @Sendable (any Error) -> Void
+    private var broadcast = Broadcast<LoggedTransportEvent>()
+    /// The number the next event gets.
+    private(set) var upcomingNumber: UInt64
+    /// Numbers below this are reserved in the log; reaching it reserves the next block first.
+    private var reservedBelow: UInt64
+
+    /// Continues the numbering `log` reserved; throws its error when it cannot be read.
+    init(log: any TransportEventLog, reportFailure: @escaping @Sendable (any Error) -> Void) throws {
+        let reservation = max(1, try log.loadEventNumberReservation())
+        self.log = log
+        self.reportFailure = reportFailure
+        upcomingNumber = reservation
+        reservedBelow = reservation
+    }
+
+    /// A new subscription to every event from now on.
+    mutating func subscribe() -> AsyncStream<LoggedTransportEvent> { broadcast.subscribe() }
+
+    /// Logged events numbered above `number`, of `fabric` (nil: every fabric), oldest first, at most `limit`.
+    func logged(after number: UInt64, fabric: FabricIndex?, limit: Int) throws -> [LoggedTransportEvent] {
+        try log.events(after: number, fabric: fabric, limit: limit)
+    }
+
+    /// Numbers, logs, then broadcasts one event. Log failures are reported, never thrown: the event goes out anyway.
+    mutating func emit(_ event: CameraEvent, fabric: FabricIndex, at time: Date) {
+        let entry = LoggedTransportEvent(number: takeNumber(), time: time, fabricIndex: fabric, event: event)
+        do { try log.append(entry) } catch { reportFailure(error) }
+        broadcast.send(entry)
+    }
+
+    /// A failure that is not worth stopping for (the event or the state change goes on), told the same way.
+    func report(_ error: any Error) { reportFailure(error) }
+
+    /// Ends every subscription (at shutdown).
+    mutating func finish() { broadcast.finish() }
+
+    /// The next event number, reserving a new block first when the reserved one is used up. A failed reservation
+    /// still hands the number out (the event must go out); the write is retried with the next event.
+    private mutating func takeNumber() -> UInt64 {
+        let number = upcomingNumber
+        upcomingNumber += 1
+        if number >= reservedBelow {
+            let limit = number + Self.reservationBlock
+            do {
+                try log.reserveEventNumbers(below: limit)
+                reservedBelow = limit
+            } catch {
+                reportFailure(error)
+            }
+        }
+        return number
+    }
+}

@@ -1,0 +1,93 @@
+import Domain
+
+// What the recorder tells the cluster: a recording began or ended. The connection's recording state machine decides
+// whether and which session records; the server only checks the desired state, numbers the session, remembers it
+// until its End (to owe that End across a crash) and emits the events.
+extension PushAVStreamTransportServer {
+    /// The recorder started a recording (a new CMAF session) on `connectionID`. Persists and returns its session
+    /// number (per connection, starting at 1, never reused) and emits PushTransportBegin. Throws, and emits
+    /// nothing, when the transport is gone, Inactive, blocked by privacy, or of a trigger type `trigger` does not
+    /// fit; the recorder must then not record. The recorder's state machine begins a recording only after the
+    /// previous one's End; should an earlier recording of the connection still be open here all the same, its End is
+    /// sent first, so every Begin keeps exactly one End.
+    public func recordingStarted(connectionID: UInt16, trigger: RecordingTrigger) throws(TransportCommandError) -> UInt64 {
+        removeExpiredConnectionsRetryingLater()
+        guard let connection = connections[connectionID] else { throw notFound(connectionID) }
+        guard connection.transportStatus == .active else {
+            throw .cluster(.invalidTransportStatus, "connectionID: transport \(connectionID) is Inactive")
+        }
+        try refuseIfPrivate(connection)
+        let options = connection.transportOptions
+        let triggerType: TransportTriggerTypeEnum
+        let activationReason: TriggerActivationReasonEnum?
+        switch (trigger, options.triggerOptions.triggerType) {
+        case (.motion, .motion):
+            (triggerType, activationReason) = (.motion, nil)
+        case (.continuous, .continuous):
+            (triggerType, activationReason) = (.continuous, nil)
+        case (.command(let reason), .command), (.command(let reason), .motion):
+            (triggerType, activationReason) = (.command, reason)
+        default:
+            throw .cluster(.invalidTriggerType, "trigger: \(trigger) does not fit a \(options.triggerOptions.triggerType) transport")
+        }
+        let sessionNumber = (sessionNumbers[connectionID] ?? 0) + 1
+        let containerType = options.containerOptions.containerType
+        let recording = OpenRecording(sessionNumber: sessionNumber, containerType: containerType,
+                                      fabricIndex: connection.fabricIndex)
+        if let earlier = recordings[connectionID] { endRecording(connectionID, earlier) }
+        try write {
+            try persistence.save(sessionNumber: sessionNumber, connectionID: connectionID)
+            try persistence.save(openRecording: recording, connectionID: connectionID)
+        }
+        sessionNumbers[connectionID] = sessionNumber
+        recordings[connectionID] = recording
+        emit(.pushTransportBegin(PushTransportBegin(
+            connectionID: connectionID, triggerType: triggerType, activationReason: activationReason,
+            containerType: containerType, cmafSessionNumber: containerType == .cmaf ? sessionNumber : nil)),
+             fabric: connection.fabricIndex)
+        return sessionNumber
+    }
+
+    /// The recorder finished recording `sessionNumber` (the connection may have been deallocated meanwhile: the End
+    /// goes to the fabric of its Begin). Emits PushTransportEnd and returns true, or returns false when that recording
+    /// is not open (its End went out already).
+    @discardableResult
+    public func recordingEnded(connectionID: UInt16, sessionNumber: UInt64) -> Bool {
+        guard let recording = recordings[connectionID], recording.sessionNumber == sessionNumber else { return false }
+        endRecording(connectionID, recording)
+        return true
+    }
+
+    /// The session number of the recording running on `connectionID`, if any.
+    public func runningSessionNumber(connectionID: UInt16) -> UInt64? { recordings[connectionID]?.sessionNumber }
+
+    /// The session number `connectionID` used last (its session counter; persisted); nil before its first recording.
+    public func lastSessionNumber(connectionID: UInt16) -> UInt64? { sessionNumbers[connectionID] }
+
+    /// Every connection of every fabric, for the recorder and uploader (not fabric-filtered).
+    public func allConnections() -> [StoredConnection] {
+        removeExpiredConnectionsRetryingLater()
+        return connections.values.sorted { $0.connectionID < $1.connectionID }
+    }
+
+    /// One connection of any fabric, for the recorder and uploader.
+    public func storedConnection(_ connectionID: UInt16) -> StoredConnection? {
+        removeExpiredConnectionsRetryingLater()
+        return connections[connectionID]
+    }
+
+    /// The TLS endpoint (CA, client chain, key) the uploader uses for `connectionID`.
+    public func tlsEndpoint(forConnection connectionID: UInt16) -> TLSEndpoint? {
+        connections[connectionID].flatMap(registries.tls.endpoint(for:))
+    }
+
+    func endRecording(_ connectionID: UInt16, _ recording: OpenRecording) {
+        recordings[connectionID] = nil
+        // A failed write only means a restart after a crash would send this End once more.
+        do { try persistence.save(openRecording: nil, connectionID: connectionID) } catch { endpointEvents.report(error) }
+        emit(.pushTransportEnd(PushTransportEnd(
+            connectionID: connectionID, containerType: recording.containerType,
+            cmafSessionNumber: recording.containerType == .cmaf ? recording.sessionNumber : nil)),
+             fabric: recording.fabricIndex)
+    }
+}
