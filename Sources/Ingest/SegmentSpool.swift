@@ -4,80 +4,6 @@ import Logging
 import Metrics
 import Synchronization
 
-/// A spooled object: where its bytes are and how often upload was tried.
-public struct SpoolEntry: Sendable, Hashable {
-    public var connection: String
-    public var object: UploadObject
-    public var bytes: Int
-    public var createdAt: Date
-    /// Attempts as an older version journalled them (this one counts them in memory only: 0 for new objects).
-    public var attempts: Int
-    public var delivered: Bool
-}
-
-/// Where a session stands in the spool, for reports that must tell a session delivered whole from one the
-/// uploader gave part of up.
-public enum SessionDelivery: Sendable, Hashable {
-    /// The recording has not finished, or objects of it are still waiting to be sent.
-    case pending
-    /// Finished, and every object of it reached the ingest.
-    case delivered
-    /// Finished and nothing left to send, but the ingest refused these objects for good and they were given up.
-    case givenUp([UploadObject])
-}
-
-/// A recording the spool keeps after delivery for the status page (see ``SegmentSpool/keepRecent(_:connection:track:started:owner:)``).
-public struct RecentRecording: Sendable, Hashable {
-    /// The spool label (destination) its objects are under.
-    public var connection: String
-    /// `camera/connection`.
-    public var owner: String
-    public var session: Int
-    /// The track kept (the video's).
-    public var track: String
-    public var started: Date
-    public var ended: Date?
-    public var endReason: String?
-    public var triggerType: String?
-    public var triggerOffset: Double?
-    public var hasThumbnail: Bool
-    /// Bytes of its track on disk so far.
-    public var bytes: Int
-    /// Its recording ended (the page lists it as a clip).
-    public var finished: Bool
-}
-
-/// One file of a recent recording (Sendable across the blocking-I/O pool).
-struct RecentFile: Sendable {
-    var file: URL
-    var bytes: Int
-}
-
-/// One connection's share of the spool, for status pages.
-public struct ConnectionQueue: Sendable, Hashable {
-    /// Objects not yet delivered.
-    public var depth: Int
-    /// When the oldest of them was spooled; nil when none waits.
-    public var oldestWaiting: Date?
-
-    public init(depth: Int, oldestWaiting: Date?) {
-        self.depth = depth
-        self.oldestWaiting = oldestWaiting
-    }
-}
-
-/// What the spool holds, for metrics, logs and the transport model's BUSY answer.
-public struct SpoolStatistics: Sendable, Hashable {
-    /// Objects not yet delivered.
-    public var queueDepth: Int
-    /// Bytes on disk (undelivered objects plus headers kept for 412 resends).
-    public var bytes: Int
-    /// Age of the oldest undelivered object, in seconds (0 when empty).
-    public var oldestAge: Double
-    /// Whole sessions evicted since this spool was opened.
-    public var evictions: Int
-}
-
 /// The durable upload queue: every CMAF object is written and fsync'd under `directory/objects/` (its name says which
 /// object it is) and journalled in SQLite (WAL) before upload is attempted, so a `kill -9` or a power failure loses
 /// at most what was not yet handed over. Bounded by bytes: when full, whole oldest sessions (clips) are evicted, logged and counted. Thread-safe.
@@ -88,13 +14,13 @@ public final class SegmentSpool: Sendable {
     /// undelivered object never gives way to them: eviction for space takes recent recordings before anything waiting.
     public let recentBytes: Int
     public let recentSessions: Int
-    private let database: DatabasePool
-    private let logger: Logger
+    let database: DatabasePool
+    let logger: Logger
     /// Connections whose queue gauges were last published non-empty; held while publishing, so two publishers
     /// cannot leave an older reading last.
-    private let publishedConnections = Mutex<Set<String>>([])
+    let publishedConnections = Mutex<Set<String>>([])
     /// Sessions finished since open: every 100th prunes the delivery records.
-    private let finishedSessions = Atomic<Int>(0)
+    let finishedSessions = Atomic<Int>(0)
 
     /// Opens (or creates) the spool: drops journal rows whose file vanished and adopts object files whose row was
     /// lost (see ``recover()``).
@@ -247,244 +173,6 @@ public final class SegmentSpool: Sendable {
                 logger.warning("pruning the spool's delivery records failed; tried again later", metadata: ["error": "\(error)"])
             }
         }
-    }
-
-    // MARK: - Destinations
-
-    /// Records `destination` (idempotent) as a current one: a retired destination used again is current again.
-    public func register(_ destination: UploadDestination, now: Date = Date()) throws {
-        let fabric: Int? = destination.fabric.map { Int($0) }
-        let trusted: Data? = destination.trustedCertificates.map { Data($0) }
-        let chain = Data(destination.certificateChain)
-        try database.write { db in
-            try db.execute(sql: """
-                INSERT INTO destination (key, owner, url, fabric, trusted, chain, keyReference, created, retired)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)
-                ON CONFLICT(key) DO UPDATE SET retired = NULL WHERE retired IS NOT NULL
-                """, arguments: [destination.key, destination.owner, destination.url, fabric, trusted, chain,
-                                 destination.privateKeyReference, now.timeIntervalSince1970])
-        }
-    }
-
-    /// No connection records for `key` any more: it only finishes what it holds. The first retirement's time is kept
-    /// (a restart does not start its patience again).
-    public func retire(destination key: String, now: Date = Date()) throws {
-        try database.write { db in
-            try db.execute(sql: "UPDATE destination SET retired = ? WHERE key = ? AND retired IS NULL",
-                           arguments: [now.timeIntervalSince1970, key])
-        }
-    }
-
-    /// Every destination the spool describes, with what still waits for it.
-    public func storedDestinations() throws -> [StoredDestination] {
-        try database.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT d.*, (SELECT count(*) FROM object o WHERE o.connection = d.key AND o.delivered = 0) AS pending
-                FROM destination d ORDER BY d.key
-                """).map { row in
-                let trusted: Data? = row["trusted"]
-                let chain: Data = row["chain"]
-                let fabric: Int? = row["fabric"]
-                let retired: Double? = row["retired"]
-                let destination = UploadDestination(
-                    owner: row["owner"], url: row["url"], fabric: fabric.map { UInt8(truncatingIfNeeded: $0) },
-                    trustedCertificates: trusted.map { Array($0) }, certificateChain: Array(chain),
-                    privateKeyReference: row["keyReference"], key: row["key"])
-                return StoredDestination(destination: destination, pending: row["pending"],
-                                         retiredAt: retired.map { Date(timeIntervalSince1970: $0) })
-            }
-        }
-    }
-
-    /// Forgets a retired destination once nothing of it waits (its delivered headers and its row go; what was given up
-    /// stays in `given_up` until pruned). Returns whether it was forgotten.
-    @discardableResult
-    public func forgetDestinationIfDone(_ key: String) throws -> Bool {
-        let forgotten = try database.write { db -> Bool in
-            let waiting = try Bool.fetchOne(db, sql: """
-                SELECT EXISTS (SELECT 1 FROM object WHERE connection = ? AND delivered = 0)
-                """, arguments: [key]) ?? true
-            let retired = try Bool.fetchOne(db, sql: "SELECT retired IS NOT NULL FROM destination WHERE key = ?",
-                                            arguments: [key]) ?? false
-            // Its recent recordings keep it (and its description) until they go.
-            let kept = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM recent WHERE connection = ?)", arguments: [key]) ?? false
-            guard !waiting, retired, !kept else { return false }
-            try db.execute(sql: "DELETE FROM object WHERE connection = ?", arguments: [key])
-            try db.execute(sql: "DELETE FROM destination WHERE key = ?", arguments: [key])
-            return true
-        }
-        if forgotten {
-            try? FileManager.default.removeItem(
-                at: directory.appendingPathComponent("objects").appendingPathComponent(Self.safeName(key)))
-            publishMetrics()
-        }
-        return forgotten
-    }
-
-    /// Gives up everything still waiting for `key` (a retired destination that stayed unreachable past its patience):
-    /// each object leaves the queue and is recorded in `given_up` with `reason`. Returns the objects given up.
-    public func giveUpPending(destination key: String, reason: String, now: Date = Date()) throws -> [UploadObject] {
-        let objects: [UploadObject] = try database.write { db in
-            let objects = try Row.fetchAll(db, sql: """
-                SELECT session, track, number FROM object WHERE connection = ? AND delivered = 0 ORDER BY session, track, number
-                """, arguments: [key]).map { UploadObject(session: $0["session"], track: $0["track"], number: $0["number"]) }
-            for object in objects {
-                try db.execute(sql: "DELETE FROM object WHERE connection = ? AND session = ? AND track = ? AND number = ?",
-                               arguments: [key, object.session, object.track, object.number])
-                try db.execute(sql: """
-                    INSERT OR REPLACE INTO given_up (connection, session, track, number, reason, at) VALUES (?, ?, ?, ?, ?, ?)
-                    """, arguments: [key, object.session, object.track, object.number, reason, now.timeIntervalSince1970])
-            }
-            return objects
-        }
-        for object in objects { try? FileManager.default.removeItem(at: fileURL(connection: key, object: object)) }
-        try pruneHeaders(connection: key)
-        publishMetrics()
-        return objects
-    }
-
-    /// How long the record of a given-up object and of a finished, delivered session is kept (for the status page's
-    /// delivered / given-up marks and `sessionDelivery`): a week, and at most ``sessionRecordsKept`` sessions per label.
-    public static let deliveryRecordRetention: TimeInterval = 7 * 24 * 3600
-    public static let sessionRecordsKept = 1000
-
-    /// Drops delivery records older than ``deliveryRecordRetention`` and, per label, session rows beyond the newest
-    /// ``sessionRecordsKept`` whose objects are all gone: the `given_up` and `session` tables stay bounded on a camera
-    /// that records for years.
-    public func pruneDeliveryRecords(now: Date = Date()) throws {
-        try database.write { db in
-            try db.execute(sql: "DELETE FROM given_up WHERE at < ?",
-                           arguments: [now.timeIntervalSince1970 - Self.deliveryRecordRetention])
-            try db.execute(sql: """
-                DELETE FROM session WHERE finished = 1
-                  AND NOT EXISTS (SELECT 1 FROM object o WHERE o.connection = session.connection AND o.session = session.session)
-                  AND session < (SELECT max(s.session) FROM session s WHERE s.connection = session.connection) - ?
-                """, arguments: [Self.sessionRecordsKept])
-        }
-    }
-
-    // MARK: - Recent recordings
-
-    /// A recording that is kept once delivered: `track`'s header and segments stay on disk (marked delivered) so the
-    /// status page plays them, instead of a second copy being written. Call when the session begins, before any of its
-    /// objects is stored.
-    public func keepRecent(_ session: Int, connection: String, track: String, started: Date, thumbnail: [UInt8]? = nil,
-                           owner: String? = nil) throws {
-        let thumbnail = thumbnail.map { Data($0) }
-        try database.write { db in
-            try db.execute(sql: """
-                INSERT OR REPLACE INTO recent (connection, session, track, owner, started, thumbnail) VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [connection, session, track, owner ?? UploadDestination.owner(ofKey: connection),
-                                 started.timeIntervalSince1970, thumbnail])
-        }
-    }
-
-    /// The recent recording ended: what the page shows of it. Then the oldest recent recordings go
-    /// beyond the bounds (``recentBytes``, ``recentSessions``).
-    public func finishRecent(_ session: Int, connection: String, ended: Date, endReason: String?, triggerType: String?,
-                             triggerOffset: Double?) throws {
-        try database.write { db in
-            try db.execute(sql: """
-                UPDATE recent SET ended = ?, endReason = ?, triggerType = ?, triggerOffset = ?, finished = 1
-                WHERE connection = ? AND session = ?
-                """, arguments: [ended.timeIntervalSince1970, endReason, triggerType, triggerOffset, connection, session])
-        }
-        try trimRecent()
-    }
-
-    /// Stops keeping a recent recording (dropped, abandoned): its delivered objects go, what waits is still sent.
-    public func forgetRecent(_ session: Int, connection: String) throws {
-        try dropRecent([(connection, session)])
-    }
-
-    /// The recent recordings, newest first.
-    public func recentRecordings() throws -> [RecentRecording] {
-        try database.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT r.*, (SELECT coalesce(sum(o.bytes), 0) FROM object o
-                             WHERE o.connection = r.connection AND o.session = r.session AND o.track = r.track) AS bytes
-                FROM recent r ORDER BY r.started DESC
-                """).map { row in
-                let ended: Double? = row["ended"]
-                let thumbnail: Data? = row["thumbnail"]
-                return RecentRecording(
-                    connection: row["connection"], owner: row["owner"], session: row["session"], track: row["track"],
-                    started: Date(timeIntervalSince1970: row["started"]), ended: ended.map { Date(timeIntervalSince1970: $0) },
-                    endReason: row["endReason"], triggerType: row["triggerType"], triggerOffset: row["triggerOffset"],
-                    hasThumbnail: thumbnail != nil, bytes: row["bytes"], finished: row["finished"])
-            }
-        }
-    }
-
-    /// The thumbnail of a recent recording of `owner`.
-    public func recentThumbnail(_ session: Int, owner: String) throws -> [UInt8]? {
-        try database.read { db in
-            try Data.fetchOne(db, sql: "SELECT thumbnail FROM recent WHERE owner = ? AND session = ?", arguments: [owner, session])
-        }.map { Array($0) }
-    }
-
-    /// The files of a recent recording of `owner` in playing order — its track's header, then its segments by
-    /// number — with their sizes: together one fragmented MP4. Nil when it is not kept (or not one of its files is).
-    public func recentFiles(_ session: Int, owner: String) throws -> [(file: URL, bytes: Int)]? {
-        try database.read { db -> [(URL, Int)]? in
-            guard let row = try Row.fetchOne(db, sql: "SELECT connection, track FROM recent WHERE owner = ? AND session = ?",
-                                             arguments: [owner, session]) else { return nil }
-            let connection: String = row["connection"]
-            let track: String = row["track"]
-            let objects = try Row.fetchAll(db, sql: """
-                SELECT number, bytes FROM object WHERE connection = ? AND session = ? AND track = ? ORDER BY number
-                """, arguments: [connection, session, track])
-            guard let first = objects.first, (first["number"] as Int) == 0 else { return nil }
-            return objects.map { object in
-                (fileURL(connection: connection, object: UploadObject(session: session, track: track, number: object["number"])),
-                 object["bytes"])
-            }
-        }
-    }
-
-
-    private func trimRecent() throws {
-        let over: [(String, Int)] = try database.read { db in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT r.connection, r.session, (SELECT coalesce(sum(o.bytes), 0) FROM object o
-                    WHERE o.connection = r.connection AND o.session = r.session AND o.track = r.track AND o.delivered = 1) AS bytes
-                FROM recent r WHERE r.finished = 1 ORDER BY r.started DESC
-                """)
-            var total = 0
-            var dropped: [(String, Int)] = []
-            for (index, row) in rows.enumerated() {
-                total += row["bytes"] as Int
-                if index >= recentSessions || total > recentBytes { dropped.append((row["connection"], row["session"])) }
-            }
-            return dropped
-        }
-        try dropRecent(over)
-    }
-
-    /// Forgets recent recordings: their delivered objects (rows and files) go; objects still waiting stay queued.
-    private func dropRecent(_ sessions: [(String, Int)]) throws {
-        guard !sessions.isEmpty else { return }
-        let gone: [(String, UploadObject)] = try database.write { db in
-            var gone: [(String, UploadObject)] = []
-            for (connection, session) in sessions {
-                let objects = try Row.fetchAll(db, sql: """
-                    SELECT o.track, o.number FROM object o JOIN recent r ON r.connection = o.connection AND r.session = o.session
-                    WHERE o.connection = ? AND o.session = ? AND o.delivered = 1 AND o.track = r.track AND o.number != 0
-                    """, arguments: [connection, session])
-                for object in objects {
-                    gone.append((connection, UploadObject(session: session, track: object["track"], number: object["number"])))
-                }
-                try db.execute(sql: """
-                    DELETE FROM object WHERE connection = ?1 AND session = ?2 AND delivered = 1 AND number != 0
-                      AND track = (SELECT track FROM recent WHERE connection = ?1 AND session = ?2)
-                    """, arguments: [connection, session])
-                try db.execute(sql: "DELETE FROM recent WHERE connection = ? AND session = ?", arguments: [connection, session])
-            }
-            return gone
-        }
-        for (connection, object) in gone { try? FileManager.default.removeItem(at: fileURL(connection: connection, object: object)) }
-        for connection in Set(sessions.map(\.0)) { try pruneHeaders(connection: connection) }
-        publishMetrics()
     }
 
     // MARK: - Reading
@@ -652,12 +340,12 @@ public final class SegmentSpool: Sendable {
 
     // MARK: - Internals
 
-    private struct SessionKey: Hashable {
+    struct SessionKey: Hashable {
         var connection: String
         var session: Int
     }
 
-    private static func entry(_ row: Row) -> SpoolEntry {
+    static func entry(_ row: Row) -> SpoolEntry {
         SpoolEntry(connection: row["connection"],
                    object: UploadObject(session: row["session"], track: row["track"], number: row["number"]),
                    bytes: row["bytes"], createdAt: Date(timeIntervalSince1970: row["created"]),
@@ -679,7 +367,7 @@ public final class SegmentSpool: Sendable {
     }
 
     /// Headers of finished sessions whose segments are all delivered are no longer needed.
-    private func pruneHeaders(connection: String) throws {
+    func pruneHeaders(connection: String) throws {
         let done: [UploadObject] = try database.write { db in
             let rows = try Row.fetchAll(db, sql: """
                 SELECT o.session, o.track FROM object o JOIN session s ON s.connection = o.connection AND s.session = o.session
@@ -710,7 +398,7 @@ public final class SegmentSpool: Sendable {
     public let freeSpaceReserve: Int
 
     /// The size and the free bytes of the file system holding `directory` (nil when it cannot be read).
-    private static func fileSystem(of directory: URL) -> (size: Int, free: Int)? {
+    static func fileSystem(of directory: URL) -> (size: Int, free: Int)? {
         var info = statvfs()
         guard statvfs(directory.path, &info) == 0 else { return nil }
         return (Int(info.f_blocks) * Int(info.f_frsize), Int(info.f_bavail) * Int(info.f_frsize))
@@ -724,7 +412,7 @@ public final class SegmentSpool: Sendable {
 
     /// Evicts whole sessions, oldest first, while over capacity or while storing `adding` more bytes would eat into
     /// the disk's ``freeSpaceReserve``; never the session being written.
-    private func evictIfFull(keeping current: SessionKey, adding: Int = 0) throws {
+    func evictIfFull(keeping current: SessionKey, adding: Int = 0) throws {
         while true {
             let short = Self.fileSystem(of: directory).map { $0.free - adding < freeSpaceReserve } ?? false
             let victim: (SessionKey, Int, Int, Int)? = try database.read { db in
@@ -771,97 +459,6 @@ public final class SegmentSpool: Sendable {
         }
     }
 
-    /// Start-up replay check: journal rows need their file; a file without its row is adopted when its name says
-    /// which object of which label it is (the row was lost with the last commits of a power failure, or the process
-    /// died between an object's rename and its row, or between a delivered object's row and its file going); other
-    /// files (temporary ones, names no object has, labels the journal never knew) are removed.
-    private func recover() throws {
-        let entries = try database.read { db in try Row.fetchAll(db, sql: "SELECT * FROM object").map(Self.entry) }
-        var expected = Set<String>()
-        for entry in entries {
-            let url = fileURL(connection: entry.connection, object: entry.object)
-            if FileManager.default.fileExists(atPath: url.path) {
-                expected.insert(url.standardizedFileURL.path)
-            } else {
-                logger.error("spool journal names a missing file; dropping the entry", metadata: ["object": "\(entry.object)"])
-                try database.write { db in
-                    try db.execute(sql: "DELETE FROM object WHERE connection = ? AND session = ? AND track = ? AND number = ?",
-                                   arguments: [entry.connection, entry.object.session, entry.object.track, entry.object.number])
-                }
-            }
-        }
-        let labels = try knownLabels()
-        let root = directory.appendingPathComponent("objects")
-        var strays = 0
-        var adopted: [(label: String, object: UploadObject, bytes: Int, created: Date)] = []
-        for labelDirectory in (try? FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: nil)) ?? [] {
-            let label = labels[labelDirectory.lastPathComponent]
-            guard let walker = FileManager.default.enumerator(
-                at: labelDirectory, includingPropertiesForKeys: [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey])
-            else { continue }
-            let base = labelDirectory.standardizedFileURL.path + "/"
-            for case let url as URL in walker {
-                let values = try? url.resourceValues(forKeys: [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey])
-                guard values?.isRegularFile == true, !expected.contains(url.standardizedFileURL.path) else { continue }
-                let path = url.standardizedFileURL.path
-                if let label, path.hasPrefix(base), let object = UploadObject(spoolPath: String(path.dropFirst(base.count))),
-                   let size = values?.fileSize {
-                    adopted.append((label, object, size, values?.contentModificationDate ?? Date()))
-                } else {
-                    try? FileManager.default.removeItem(at: url)
-                    strays += 1
-                }
-            }
-        }
-        if !adopted.isEmpty {
-            try database.write { db in
-                for file in adopted {
-                    try db.execute(sql: """
-                        INSERT OR IGNORE INTO object (connection, session, track, number, bytes, created, attempts, delivered)
-                        VALUES (?, ?, ?, ?, ?, ?, 0, 0)
-                        """, arguments: [file.label, file.object.session, file.object.track, file.object.number, file.bytes,
-                                         file.created.timeIntervalSince1970])
-                    // No recording writes an old session after a restart: it is finished.
-                    try db.execute(sql: """
-                        INSERT INTO session (connection, session, finished) VALUES (?, ?, 1)
-                        ON CONFLICT(connection, session) DO UPDATE SET finished = 1
-                        """, arguments: [file.label, file.object.session])
-                    try db.execute(sql: """
-                        INSERT INTO counter (name, value) VALUES (?, ?)
-                        ON CONFLICT(name) DO UPDATE SET value = excluded.value WHERE excluded.value > value
-                        """, arguments: ["session:" + file.label, file.object.session])
-                }
-            }
-            for (label, files) in Dictionary(grouping: adopted, by: \.label) {
-                logger.warning("spool: objects whose journal rows were lost are queued again from their files", metadata: [
-                    "connection": "\(label)", "objects": "\(files.count)",
-                    "sessions": "\(Set(files.map(\.object.session)).sorted().map(String.init).joined(separator: ","))",
-                ])
-            }
-        }
-        // A recent recording the last process did not finish (it stopped or was killed mid-recording) ends here.
-        try database.write { db in
-            try db.execute(sql: "UPDATE recent SET finished = 1, endReason = coalesce(endReason, 'interrupted') WHERE finished = 0")
-        }
-        let pending = entries.filter { !$0.delivered }.count + adopted.count
-        logger.info("spool opened", metadata: [
-            "directory": "\(directory.path)", "pending": "\(pending)", "strays": "\(strays)", "adopted": "\(adopted.count)",
-        ])
-    }
-
-    /// Every label the journal knows (destinations, objects, sessions, counters, recent recordings), by the name of
-    /// its directory under `objects/`.
-    private func knownLabels() throws -> [String: String] {
-        let labels: [String] = try database.read { db in
-            try String.fetchAll(db, sql: """
-                SELECT key FROM destination UNION SELECT connection FROM object UNION SELECT connection FROM session
-                UNION SELECT connection FROM recent UNION SELECT connection FROM given_up
-                UNION SELECT substr(name, 9) FROM counter WHERE name LIKE 'session:%'
-                """)
-        }
-        return Dictionary(labels.map { (Self.safeName($0), $0) }, uniquingKeysWith: { first, _ in first })
-    }
-
     /// `PRAGMA synchronous` of the connection that commits (1 is NORMAL).
     func commitSynchronousLevel() throws -> Int {
         try database.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") ?? -1 }
@@ -875,7 +472,7 @@ public final class SegmentSpool: Sendable {
 
     /// Per connection: `pushav_upload_queue_depth`, `pushav_upload_queue_bytes`, `pushav_upload_oldest_age_seconds`
     /// (a connection whose queue emptied is set to 0 once).
-    private func publishMetrics() {
+    func publishMetrics() {
         publishedConnections.withLock { published in
             guard let queues = try? connectionQueues() else { return }
             let now = Date().timeIntervalSince1970
@@ -900,7 +497,7 @@ public final class SegmentSpool: Sendable {
     }
 
     /// Undelivered objects, bytes on disk and the oldest undelivered object's creation time, per connection.
-    private func connectionQueues() throws -> [String: (depth: Int, bytes: Int, oldest: Double?)] {
+    func connectionQueues() throws -> [String: (depth: Int, bytes: Int, oldest: Double?)] {
         try database.read { db in
             var queues: [String: (depth: Int, bytes: Int, oldest: Double?)] = [:]
             for row in try Row.fetchAll(db, sql: """
@@ -920,133 +517,5 @@ extension SegmentSpool {
     /// spool connection label is the Matter connection ID in decimal. An unreadable spool counts as busy.
     public func uploadsPendingQuery() -> @Sendable (UInt16) async -> Bool {
         { connectionID in (try? await self.isBusy(connection: String(connectionID))) ?? true }
-    }
-}
-
-// MARK: - From async code
-
-/// The same operations for async callers. Each runs on ``BlockingIO``: journal commits fsync and object files are read
-/// from disk, which must never occupy a cooperative thread. In an async context Swift picks these overloads, so a
-/// blocking call cannot slip in unnoticed.
-extension SegmentSpool {
-    public func store(_ bytes: [UInt8], for object: UploadObject, connection: String, now: Date = Date()) async throws {
-        try await BlockingIO.run { try self.store(bytes, for: object, connection: connection, now: now) }
-    }
-
-    public func nextSessionNumber(connection: String) async throws -> Int {
-        try await BlockingIO.run { try self.nextSessionNumber(connection: connection) }
-    }
-
-    public func finishSession(_ session: Int, connection: String) async throws {
-        try await BlockingIO.run { try self.finishSession(session, connection: connection) }
-    }
-
-    public func nextPending(connection: String, track: String) async throws -> SpoolEntry? {
-        try await BlockingIO.run { try self.nextPending(connection: connection, track: track) }
-    }
-
-    public func tracks(connection: String) async throws -> [String] {
-        try await BlockingIO.run { try self.tracks(connection: connection) }
-    }
-
-    public func pendingObjects() async throws -> [String: Int] {
-        try await BlockingIO.run { try self.pendingObjects() }
-    }
-
-    public func isBusy(connection: String) async throws -> Bool {
-        try await BlockingIO.run { try self.isBusy(connection: connection) }
-    }
-
-    public func isSessionDelivered(_ session: Int, connection: String) async throws -> Bool {
-        try await BlockingIO.run { try self.isSessionDelivered(session, connection: connection) }
-    }
-
-    public func waitsForOtherTracks(connection: String, object: UploadObject) async throws -> Bool {
-        try await BlockingIO.run { try self.waitsForOtherTracks(connection: connection, object: object) }
-    }
-
-    public func entry(connection: String, object: UploadObject) async throws -> SpoolEntry? {
-        try await BlockingIO.run { try self.entry(connection: connection, object: object) }
-    }
-
-    public func bytes(connection: String, object: UploadObject) async throws -> [UInt8] {
-        try await BlockingIO.run { try self.bytes(connection: connection, object: object) }
-    }
-
-    public func statistics(now: Date = Date()) async throws -> SpoolStatistics {
-        try await BlockingIO.run { try self.statistics(now: now) }
-    }
-
-    public func markDelivered(connection: String, object: UploadObject) async throws {
-        try await BlockingIO.run { try self.markDelivered(connection: connection, object: object) }
-    }
-
-    public func markGivenUp(connection: String, object: UploadObject, reason: String, now: Date = Date()) async throws {
-        try await BlockingIO.run { try self.markGivenUp(connection: connection, object: object, reason: reason, now: now) }
-    }
-
-    public func connectionQueueStates() async throws -> [String: ConnectionQueue] {
-        try await BlockingIO.run { try self.connectionQueueStates() }
-    }
-
-    public func sessionDelivery(_ session: Int, connection: String) async throws -> SessionDelivery {
-        try await BlockingIO.run { try self.sessionDelivery(session, connection: connection) }
-    }
-
-    public func register(_ destination: UploadDestination, now: Date = Date()) async throws {
-        try await BlockingIO.run { try self.register(destination, now: now) }
-    }
-
-    public func retire(destination key: String, now: Date = Date()) async throws {
-        try await BlockingIO.run { try self.retire(destination: key, now: now) }
-    }
-
-    public func storedDestinations() async throws -> [StoredDestination] {
-        try await BlockingIO.run { try self.storedDestinations() }
-    }
-
-    @discardableResult
-    public func forgetDestinationIfDone(_ key: String) async throws -> Bool {
-        try await BlockingIO.run { try self.forgetDestinationIfDone(key) }
-    }
-
-    public func giveUpPending(destination key: String, reason: String, now: Date = Date()) async throws -> [UploadObject] {
-        try await BlockingIO.run { try self.giveUpPending(destination: key, reason: reason, now: now) }
-    }
-
-    public func pruneDeliveryRecords(now: Date = Date()) async throws {
-        try await BlockingIO.run { try self.pruneDeliveryRecords(now: now) }
-    }
-
-    public func sessionDelivery(_ session: Int, owner: String) async throws -> SessionDelivery {
-        try await BlockingIO.run { try self.sessionDelivery(session, owner: owner) }
-    }
-
-    public func keepRecent(_ session: Int, connection: String, track: String, started: Date, thumbnail: [UInt8]? = nil,
-                           owner: String? = nil) async throws {
-        try await BlockingIO.run {
-            try self.keepRecent(session, connection: connection, track: track, started: started, thumbnail: thumbnail, owner: owner)
-        }
-    }
-
-    public func forgetRecent(_ session: Int, connection: String) async throws {
-        try await BlockingIO.run { try self.forgetRecent(session, connection: connection) }
-    }
-
-    public func recentRecordings() async throws -> [RecentRecording] {
-        try await BlockingIO.run { try self.recentRecordings() }
-    }
-
-    public func recentThumbnail(_ session: Int, owner: String) async throws -> [UInt8]? {
-        try await BlockingIO.run { try self.recentThumbnail(session, owner: owner) }
-    }
-
-    public func recentFiles(_ session: Int, owner: String) async throws -> [(file: URL, bytes: Int)]? {
-        try await BlockingIO.run { try self.recentFiles(session, owner: owner).map { $0.map { RecentFile(file: $0.file, bytes: $0.bytes) } } }
-            .map { $0.map { ($0.file, $0.bytes) } }
-    }
-
-    public func refreshMetrics() async {
-        _ = try? await BlockingIO.run { self.refreshMetrics() }
     }
 }

@@ -63,22 +63,22 @@ public final class SegmentUploader: Sendable {
     public let policy: UploadPolicy
     /// Expected duration of one segment; bounds how long a streamed (live) PUT may take.
     public let segmentDuration: Duration
-    private let client: HTTPClient
+    let client: HTTPClient
     public let logger: Logger
-    private let shared = Mutex(Shared())
-    private let newTracks: AsyncStream<String>
-    private let newTracksContinuation: AsyncStream<String>.Continuation
-    private let retriesCounter: Counter
-    private let deliveredCounter: Counter
-    private let failedGauge: Gauge
-    private let givenUpCounter: Counter
-    private let unconfirmedCounter: Counter
-    private let spoolReadFailuresCounter: Counter
-    private let spoolWriteFailuresCounter: Counter
+    let shared = Mutex(Shared())
+    let newTracks: AsyncStream<String>
+    let newTracksContinuation: AsyncStream<String>.Continuation
+    let retriesCounter: Counter
+    let deliveredCounter: Counter
+    let failedGauge: Gauge
+    let givenUpCounter: Counter
+    let unconfirmedCounter: Counter
+    let spoolReadFailuresCounter: Counter
+    let spoolWriteFailuresCounter: Counter
     /// How many lost objects ``UploadSummary/lostObjects`` names (the count is kept in full).
     public static let lostObjectsNamed = 10
 
-    private struct Shared {
+    struct Shared {
         var tracks: Set<String> = []
         var wakers: [String: AsyncStream<Void>.Continuation] = [:]
         var live: [String: LiveSegment] = [:]
@@ -221,7 +221,7 @@ public final class SegmentUploader: Sendable {
     }
 
     /// Spools an object that is never streamed live (a header, a manifest) and wakes its lane.
-    private func spoolWhole(_ bytes: [UInt8], as object: UploadObject) throws {
+    func spoolWhole(_ bytes: [UInt8], as object: UploadObject) throws {
         do {
             try spool.store(bytes, for: object, connection: endpoint.connection)
         } catch {
@@ -237,7 +237,7 @@ public final class SegmentUploader: Sendable {
         try await BlockingIO.run { try self.handle(event) }
     }
 
-    private func spoolWriteFailed(_ object: UploadObject, error: any Error, streaming: Bool) {
+    func spoolWriteFailed(_ object: UploadObject, error: any Error, streaming: Bool) {
         spoolWriteFailuresCounter.increment()
         if streaming {
             logger.error("could not spool \(object); lost unless its live upload, under way, succeeds", metadata: [
@@ -322,7 +322,7 @@ public final class SegmentUploader: Sendable {
 
     /// The tracks with objects waiting in the spool from before (a restart, a retired destination) get their lanes;
     /// a failed read is logged, counted and tried again after a backoff (nothing else would wake those lanes).
-    private func registerSpooledTracks() async {
+    func registerSpooledTracks() async {
         defer {
             // Registered, or given up (cancelled, or the CLI's retry budget spent): a drain may end the stream now.
             let draining = shared.withLock { shared in
@@ -344,7 +344,7 @@ public final class SegmentUploader: Sendable {
         }
     }
 
-    private func registerTrack(_ track: String) {
+    func registerTrack(_ track: String) {
         let isNew = shared.withLock { shared -> Bool in
             guard !shared.tracks.contains(track) else { return false }
             shared.tracks.insert(track)
@@ -356,7 +356,7 @@ public final class SegmentUploader: Sendable {
     /// After `delivered` is delivered, wakes the lanes that may wait for it (Interface-2): a dynamic manifest lets
     /// the session's headers go, a track's object may be the last one its static manifest waits for. Without
     /// manifests no other lane is woken.
-    private func wakeDependents(of delivered: UploadObject) {
+    func wakeDependents(of delivered: UploadObject) {
         let wakers = shared.withLock { shared in
             delivered.isManifest ? shared.wakers.filter { $0.key != UploadObject.manifestTrack }.map(\.value)
                 : shared.wakers[UploadObject.manifestTrack].map { [$0] } ?? []
@@ -364,166 +364,13 @@ public final class SegmentUploader: Sendable {
         for waker in wakers { waker.yield() }
     }
 
-    private func wake(_ track: String) {
+    func wake(_ track: String) {
         _ = shared.withLock { $0.wakers[track] }?.yield()
-    }
-
-    private enum Work {
-        case spooled(UploadObject, bytes: Int)
-        case live(LiveSegment, body: AsyncThrowingStream<ByteBuffer, any Error>)
-    }
-
-    /// One track: strictly in order, never blocked by another track.
-    private func runLane(track: String) async {
-        let connection = endpoint.connection
-        let (wakeups, waker) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        shared.withLock { $0.wakers[track] = waker }
-        var wakeIterator = wakeups.makeAsyncIterator()
-        var machine = UploadStateMachine(policy: policy)
-        var random = SystemRandomNumberGenerator()
-        var headerResend: UploadObject?
-        while !Task.isCancelled {
-            if shared.withLock({ $0.failure }) != nil { return }
-            let work: Work
-            do {
-                var resendEntry: SpoolEntry?
-                if let header = headerResend {
-                    resendEntry = try await spool.entry(connection: connection, object: header)
-                    if resendEntry == nil {
-                        // Its segment is still pending, so the header was not pruned or evicted: it was given up (or
-                        // dropped as unreadable at start-up) and will not be sent again; a 412 for its segments is final.
-                        machine.headerIsGone(header)
-                        headerResend = nil
-                    }
-                }
-                if let header = headerResend, let entry = resendEntry {
-                    work = .spooled(header, bytes: entry.bytes)
-                } else if let entry = try await spool.nextPending(connection: connection, track: track) {
-                    headerResend = nil
-                    let alreadyStreamed = shared.withLock { $0.deliveredLive.remove(entry.object) != nil }
-                    if alreadyStreamed {
-                        try await spool.markDelivered(connection: connection, object: entry.object)
-                        wakeDependents(of: entry.object)
-                        continue
-                    }
-                    if let reason = shared.withLock({ $0.givenUpUnrecorded[entry.object] }) {
-                        try await spool.markGivenUp(connection: connection, object: entry.object, reason: reason)
-                        shared.withLock { _ = $0.givenUpUnrecorded.removeValue(forKey: entry.object) }
-                        wakeDependents(of: entry.object)
-                        continue
-                    }
-                    if try await spool.waitsForOtherTracks(connection: connection, object: entry.object) {
-                        // Interface-2 order across lanes; the lane that delivers what this waits for wakes it.
-                        _ = await wakeIterator.next()
-                        continue
-                    }
-                    work = .spooled(entry.object, bytes: entry.bytes)
-                } else if let (live, body) = claimStreamableLiveSegment(track: track) {
-                    work = .live(live, body: body)
-                } else {
-                    let done = shared.withLock { $0.draining && $0.live[track] == nil }
-                    if done { return }
-                    _ = await wakeIterator.next()
-                    continue
-                }
-            } catch {
-                let decision = machine.decide(afterSpoolFailure: "spool journal failed: \(error)", using: &random)
-                if !(await spoolReadFailed(track: track, decision: decision, error: error)) { return }
-                continue
-            }
-
-            let object: UploadObject
-            let outcome: UploadOutcome
-            switch work {
-            case .spooled(let spooled, let size):
-                object = spooled
-                let bytes: [UInt8]
-                do {
-                    bytes = try await spool.bytes(connection: connection, object: spooled)
-                } catch {
-                    let evicted = await (try? spool.entry(connection: connection, object: spooled)).map { $0 == nil } ?? false
-                    if evicted {
-                        // An eviction removed it (journal row first, then the file) under our feet: nothing to send.
-                        logger.warning("spooled object evicted before upload; moving on", metadata: ["object": "\(spooled)"])
-                        headerResend = nil
-                        continue
-                    }
-                    // Still journalled but unreadable (file gone, damaged, I/O error): a failed attempt.
-                    let decision = machine.decide(afterSpoolFailure: "spooled file \(spooled) unreadable: \(error)", using: &random)
-                    if !(await spoolReadFailed(track: track, decision: decision, error: error)) { return }
-                    continue
-                }
-                // No journal commit per attempt (each one fsyncs the spool's WAL): the state machine counts attempts in
-                // memory, and no decision reads a stored count.
-                outcome = await put(spooled, body: .bytes(ByteBuffer(bytes: bytes)), timeout: policy.deadline(forBytes: size))
-            case .live(let live, let body):
-                object = live.object
-                outcome = await put(live.object, body: .stream(body, length: .unknown),
-                                    timeout: segmentDuration * 2 + policy.deadline(forBytes: 0))
-            }
-
-            let decision = machine.decide(after: outcome, for: object, using: &random)
-            let isLive = if case .live = work { true } else { false }
-            let unspooled = isLive && shared.withLock { $0.unspooledStreaming.remove(object) } != nil
-            if unspooled {
-                // The spool could not take this segment: this upload was its only chance.
-                if decision == .delivered {
-                    logger.warning("\(object) was not spooled, but its live upload delivered it")
-                } else if case .deliveredUnconfirmed = decision {
-                    logger.warning("\(object) was not spooled; its live upload most likely delivered it (unconfirmed)")
-                } else if case .giveUp = decision {
-                    // Counted and logged as given up below: the ingest refused it, a spooled copy would not have helped.
-                } else {
-                    noteLost(object, reason: "could not be spooled, and its live upload failed: \(outcome)")
-                }
-            }
-            switch decision {
-            case .delivered, .deliveredUnconfirmed:
-                if case .deliveredUnconfirmed(let reason) = decision { noteUnconfirmed(object, reason: reason, outcome: outcome) }
-                shared.withLock { shared in
-                    shared.lastDelivered[track] = object
-                    shared.delivered += 1
-                    shared.activity.lastDelivery = Date()
-                    // Matched (and marked delivered) when the spool lists it; a segment it could not take never appears.
-                    if isLive, !unspooled { shared.deliveredLive.insert(object) }
-                }
-                deliveredCounter.increment()
-                authenticationAccepted()
-                if !isLive {
-                    try? await spool.markDelivered(connection: connection, object: object)
-                }
-                wakeDependents(of: object)
-                if headerResend == object { headerResend = nil }
-                logger.debug("delivered", metadata: ["object": "\(object)", "live": "\(isLive)"])
-            case .retry(let delay):
-                noteRetry(object, outcome: outcome, delay: delay)
-                await spool.refreshMetrics()
-                if !(await pause(delay)) { return }
-            case .resendHeader(let delay):
-                noteRetry(object, outcome: outcome, delay: delay)
-                await spool.refreshMetrics()
-                headerResend = .header(session: object.session, track: object.track)
-                shared.withLock { $0.lastDelivered[track] = nil }
-                if !(await pause(delay)) { return }
-            case .authenticationRefused(let delay, let reason):
-                noteRetry(object, outcome: outcome, delay: delay)
-                authenticationRefused(reason: reason)
-                await spool.refreshMetrics()
-                if !(await pause(delay)) { return }
-            case .giveUp(let reason):
-                await giveUp(object, reason: reason, outcome: outcome, recordWhenSpooled: isLive && !unspooled)
-                headerResend = nil
-                wakeDependents(of: object)
-            case .budgetSpent(let reason):
-                budgetSpent(track: track, reason: reason)
-                return
-            }
-        }
     }
 
     /// `object` counts as delivered although no answer said so: counted (`pushav_upload_objects_unconfirmed_total`),
     /// summarised and logged as a warning naming it, so an operator can check the ingest holds it.
-    private func noteUnconfirmed(_ object: UploadObject, reason: String, outcome: UploadOutcome) {
+    func noteUnconfirmed(_ object: UploadObject, reason: String, outcome: UploadOutcome) {
         shared.withLock { shared in
             shared.noteProblem("\(object.relativePath) unconfirmed: \(outcome) after an unanswered attempt")
             shared.unconfirmed += 1
@@ -540,7 +387,7 @@ public final class SegmentUploader: Sendable {
     /// The ingest refused `object` for good: counted, logged, summarised and taken out of the spool's queue (as if
     /// delivered, but recorded as given up), so the lane, and the lanes waiting for it, go on. A live segment the
     /// spool has not stored yet (`recordWhenSpooled`) is recorded when the lane meets it there.
-    private func giveUp(_ object: UploadObject, reason: String, outcome: UploadOutcome, recordWhenSpooled: Bool) async {
+    func giveUp(_ object: UploadObject, reason: String, outcome: UploadOutcome, recordWhenSpooled: Bool) async {
         let connection = endpoint.connection
         shared.withLock { shared in
             shared.noteProblem("\(object.relativePath) given up: \(outcome)")
@@ -566,7 +413,7 @@ public final class SegmentUploader: Sendable {
 
     /// The `maximumAuthFailures`-th refusal in a row on some lane: the gauge and one error, once per connection until
     /// a 2xx. Uploads go on: credentials may be fixed or rotated while the daemon runs.
-    private func authenticationRefused(reason: String) {
+    func authenticationRefused(reason: String) {
         let first = shared.withLock { shared in
             defer { shared.authenticationRefused = true }
             return !shared.authenticationRefused
@@ -579,7 +426,7 @@ public final class SegmentUploader: Sendable {
     }
 
     /// A 2xx after authentication was reported refused: the gauge back to 0 and one notice.
-    private func authenticationAccepted() {
+    func authenticationAccepted() {
         let wasRefused = shared.withLock { shared in
             defer { shared.authenticationRefused = false }
             return shared.authenticationRefused
@@ -589,7 +436,7 @@ public final class SegmentUploader: Sendable {
         logger.notice("authentication accepted again", metadata: ["connection": "\(endpoint.connection)", "url": "\(endpoint.url)"])
     }
 
-    private func budgetSpent(track: String, reason: String) {
+    func budgetSpent(track: String, reason: String) {
         shared.withLock {
             $0.failure = "track \(track): retry budget spent: \(reason)"
             $0.noteProblem($0.failure!)
@@ -599,7 +446,7 @@ public final class SegmentUploader: Sendable {
 
     /// Counts and logs a spool read failure and carries out `decision` (a retry after its backoff, or giving up).
     /// False when the lane must stop.
-    private func spoolReadFailed(track: String, decision: UploadDecision, error: any Error) async -> Bool {
+    func spoolReadFailed(track: String, decision: UploadDecision, error: any Error) async -> Bool {
         spoolReadFailuresCounter.increment()
         shared.withLock { $0.noteProblem("spool read failed: \(error)") }
         switch decision {
@@ -621,7 +468,7 @@ public final class SegmentUploader: Sendable {
 
     /// A live segment may be streamed only when it directly follows what this track delivered last. Its body is
     /// made under the lock that ``handle(_:)`` uses to finish it, so a failed spool write sees whether it streams.
-    private func claimStreamableLiveSegment(track: String) -> (LiveSegment, AsyncThrowingStream<ByteBuffer, any Error>)? {
+    func claimStreamableLiveSegment(track: String) -> (LiveSegment, AsyncThrowingStream<ByteBuffer, any Error>)? {
         shared.withLock { shared in
             guard let live = shared.live[track], !live.wasStreamed,
                   let predecessor = live.object.predecessor, shared.lastDelivered[track] == predecessor
@@ -630,7 +477,7 @@ public final class SegmentUploader: Sendable {
         }
     }
 
-    private func noteRetry(_ object: UploadObject, outcome: UploadOutcome, delay: Duration) {
+    func noteRetry(_ object: UploadObject, outcome: UploadOutcome, delay: Duration) {
         shared.withLock {
             $0.retries += 1
             $0.noteProblem("\(object.relativePath): \(outcome)")
@@ -642,7 +489,7 @@ public final class SegmentUploader: Sendable {
     }
 
     /// Sleeps; false when cancelled.
-    private func pause(_ delay: Duration) async -> Bool {
+    func pause(_ delay: Duration) async -> Bool {
         guard delay > .zero else { return !Task.isCancelled }
         do {
             try await Task.sleep(for: delay)
@@ -652,7 +499,7 @@ public final class SegmentUploader: Sendable {
         }
     }
 
-    private func put(_ object: UploadObject, body: HTTPClientRequest.Body, timeout: Duration) async -> UploadOutcome {
+    func put(_ object: UploadObject, body: HTTPClientRequest.Body, timeout: Duration) async -> UploadOutcome {
         var request = HTTPClientRequest(url: endpoint.url + object.urlPath)
         request.method = .PUT
         request.headers.add(name: "Content-Type", value: object.contentType)

@@ -1,0 +1,133 @@
+import Foundation
+import GRDB
+import Logging
+import Metrics
+import Synchronization
+
+// MARK: - From async code
+
+/// The same operations for async callers. Each runs on ``BlockingIO``: journal commits fsync and object files are read
+/// from disk, which must never occupy a cooperative thread. In an async context Swift picks these overloads, so a
+/// blocking call cannot slip in unnoticed.
+extension SegmentSpool {
+    public func store(_ bytes: [UInt8], for object: UploadObject, connection: String, now: Date = Date()) async throws {
+        try await BlockingIO.run { try self.store(bytes, for: object, connection: connection, now: now) }
+    }
+
+    public func nextSessionNumber(connection: String) async throws -> Int {
+        try await BlockingIO.run { try self.nextSessionNumber(connection: connection) }
+    }
+
+    public func finishSession(_ session: Int, connection: String) async throws {
+        try await BlockingIO.run { try self.finishSession(session, connection: connection) }
+    }
+
+    public func nextPending(connection: String, track: String) async throws -> SpoolEntry? {
+        try await BlockingIO.run { try self.nextPending(connection: connection, track: track) }
+    }
+
+    public func tracks(connection: String) async throws -> [String] {
+        try await BlockingIO.run { try self.tracks(connection: connection) }
+    }
+
+    public func pendingObjects() async throws -> [String: Int] {
+        try await BlockingIO.run { try self.pendingObjects() }
+    }
+
+    public func isBusy(connection: String) async throws -> Bool {
+        try await BlockingIO.run { try self.isBusy(connection: connection) }
+    }
+
+    public func isSessionDelivered(_ session: Int, connection: String) async throws -> Bool {
+        try await BlockingIO.run { try self.isSessionDelivered(session, connection: connection) }
+    }
+
+    public func waitsForOtherTracks(connection: String, object: UploadObject) async throws -> Bool {
+        try await BlockingIO.run { try self.waitsForOtherTracks(connection: connection, object: object) }
+    }
+
+    public func entry(connection: String, object: UploadObject) async throws -> SpoolEntry? {
+        try await BlockingIO.run { try self.entry(connection: connection, object: object) }
+    }
+
+    public func bytes(connection: String, object: UploadObject) async throws -> [UInt8] {
+        try await BlockingIO.run { try self.bytes(connection: connection, object: object) }
+    }
+
+    public func statistics(now: Date = Date()) async throws -> SpoolStatistics {
+        try await BlockingIO.run { try self.statistics(now: now) }
+    }
+
+    public func markDelivered(connection: String, object: UploadObject) async throws {
+        try await BlockingIO.run { try self.markDelivered(connection: connection, object: object) }
+    }
+
+    public func markGivenUp(connection: String, object: UploadObject, reason: String, now: Date = Date()) async throws {
+        try await BlockingIO.run { try self.markGivenUp(connection: connection, object: object, reason: reason, now: now) }
+    }
+
+    public func connectionQueueStates() async throws -> [String: ConnectionQueue] {
+        try await BlockingIO.run { try self.connectionQueueStates() }
+    }
+
+    public func sessionDelivery(_ session: Int, connection: String) async throws -> SessionDelivery {
+        try await BlockingIO.run { try self.sessionDelivery(session, connection: connection) }
+    }
+
+    public func register(_ destination: UploadDestination, now: Date = Date()) async throws {
+        try await BlockingIO.run { try self.register(destination, now: now) }
+    }
+
+    public func retire(destination key: String, now: Date = Date()) async throws {
+        try await BlockingIO.run { try self.retire(destination: key, now: now) }
+    }
+
+    public func storedDestinations() async throws -> [StoredDestination] {
+        try await BlockingIO.run { try self.storedDestinations() }
+    }
+
+    @discardableResult
+    public func forgetDestinationIfDone(_ key: String) async throws -> Bool {
+        try await BlockingIO.run { try self.forgetDestinationIfDone(key) }
+    }
+
+    public func giveUpPending(destination key: String, reason: String, now: Date = Date()) async throws -> [UploadObject] {
+        try await BlockingIO.run { try self.giveUpPending(destination: key, reason: reason, now: now) }
+    }
+
+    public func pruneDeliveryRecords(now: Date = Date()) async throws {
+        try await BlockingIO.run { try self.pruneDeliveryRecords(now: now) }
+    }
+
+    public func sessionDelivery(_ session: Int, owner: String) async throws -> SessionDelivery {
+        try await BlockingIO.run { try self.sessionDelivery(session, owner: owner) }
+    }
+
+    public func keepRecent(_ session: Int, connection: String, track: String, started: Date, thumbnail: [UInt8]? = nil,
+                           owner: String? = nil) async throws {
+        try await BlockingIO.run {
+            try self.keepRecent(session, connection: connection, track: track, started: started, thumbnail: thumbnail, owner: owner)
+        }
+    }
+
+    public func forgetRecent(_ session: Int, connection: String) async throws {
+        try await BlockingIO.run { try self.forgetRecent(session, connection: connection) }
+    }
+
+    public func recentRecordings() async throws -> [RecentRecording] {
+        try await BlockingIO.run { try self.recentRecordings() }
+    }
+
+    public func recentThumbnail(_ session: Int, owner: String) async throws -> [UInt8]? {
+        try await BlockingIO.run { try self.recentThumbnail(session, owner: owner) }
+    }
+
+    public func recentFiles(_ session: Int, owner: String) async throws -> [(file: URL, bytes: Int)]? {
+        try await BlockingIO.run { try self.recentFiles(session, owner: owner).map { $0.map { RecentFile(file: $0.file, bytes: $0.bytes) } } }
+            .map { $0.map { ($0.file, $0.bytes) } }
+    }
+
+    public func refreshMetrics() async {
+        _ = try? await BlockingIO.run { self.refreshMetrics() }
+    }
+}

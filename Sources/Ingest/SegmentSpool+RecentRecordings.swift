@@ -1,0 +1,131 @@
+import Foundation
+import GRDB
+import Logging
+import Metrics
+import Synchronization
+
+extension SegmentSpool {
+    // MARK: - Recent recordings
+
+    /// A recording that is kept once delivered: `track`'s header and segments stay on disk (marked delivered) so the
+    /// status page plays them, instead of a second copy being written. Call when the session begins, before any of its
+    /// objects is stored.
+    public func keepRecent(_ session: Int, connection: String, track: String, started: Date, thumbnail: [UInt8]? = nil,
+                           owner: String? = nil) throws {
+        let thumbnail = thumbnail.map { Data($0) }
+        try database.write { db in
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO recent (connection, session, track, owner, started, thumbnail) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [connection, session, track, owner ?? UploadDestination.owner(ofKey: connection),
+                                 started.timeIntervalSince1970, thumbnail])
+        }
+    }
+
+    /// The recent recording ended: what the page shows of it. Then the oldest recent recordings go
+    /// beyond the bounds (``recentBytes``, ``recentSessions``).
+    public func finishRecent(_ session: Int, connection: String, ended: Date, endReason: String?, triggerType: String?,
+                             triggerOffset: Double?) throws {
+        try database.write { db in
+            try db.execute(sql: """
+                UPDATE recent SET ended = ?, endReason = ?, triggerType = ?, triggerOffset = ?, finished = 1
+                WHERE connection = ? AND session = ?
+                """, arguments: [ended.timeIntervalSince1970, endReason, triggerType, triggerOffset, connection, session])
+        }
+        try trimRecent()
+    }
+
+    /// Stops keeping a recent recording (dropped, abandoned): its delivered objects go, what waits is still sent.
+    public func forgetRecent(_ session: Int, connection: String) throws {
+        try dropRecent([(connection, session)])
+    }
+
+    /// The recent recordings, newest first.
+    public func recentRecordings() throws -> [RecentRecording] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT r.*, (SELECT coalesce(sum(o.bytes), 0) FROM object o
+                             WHERE o.connection = r.connection AND o.session = r.session AND o.track = r.track) AS bytes
+                FROM recent r ORDER BY r.started DESC
+                """).map { row in
+                let ended: Double? = row["ended"]
+                let thumbnail: Data? = row["thumbnail"]
+                return RecentRecording(
+                    connection: row["connection"], owner: row["owner"], session: row["session"], track: row["track"],
+                    started: Date(timeIntervalSince1970: row["started"]), ended: ended.map { Date(timeIntervalSince1970: $0) },
+                    endReason: row["endReason"], triggerType: row["triggerType"], triggerOffset: row["triggerOffset"],
+                    hasThumbnail: thumbnail != nil, bytes: row["bytes"], finished: row["finished"])
+            }
+        }
+    }
+
+    /// The thumbnail of a recent recording of `owner`.
+    public func recentThumbnail(_ session: Int, owner: String) throws -> [UInt8]? {
+        try database.read { db in
+            try Data.fetchOne(db, sql: "SELECT thumbnail FROM recent WHERE owner = ? AND session = ?", arguments: [owner, session])
+        }.map { Array($0) }
+    }
+
+    /// The files of a recent recording of `owner` in playing order — its track's header, then its segments by
+    /// number — with their sizes: together one fragmented MP4. Nil when it is not kept (or not one of its files is).
+    public func recentFiles(_ session: Int, owner: String) throws -> [(file: URL, bytes: Int)]? {
+        try database.read { db -> [(URL, Int)]? in
+            guard let row = try Row.fetchOne(db, sql: "SELECT connection, track FROM recent WHERE owner = ? AND session = ?",
+                                             arguments: [owner, session]) else { return nil }
+            let connection: String = row["connection"]
+            let track: String = row["track"]
+            let objects = try Row.fetchAll(db, sql: """
+                SELECT number, bytes FROM object WHERE connection = ? AND session = ? AND track = ? ORDER BY number
+                """, arguments: [connection, session, track])
+            guard let first = objects.first, (first["number"] as Int) == 0 else { return nil }
+            return objects.map { object in
+                (fileURL(connection: connection, object: UploadObject(session: session, track: track, number: object["number"])),
+                 object["bytes"])
+            }
+        }
+    }
+
+
+    func trimRecent() throws {
+        let over: [(String, Int)] = try database.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT r.connection, r.session, (SELECT coalesce(sum(o.bytes), 0) FROM object o
+                    WHERE o.connection = r.connection AND o.session = r.session AND o.track = r.track AND o.delivered = 1) AS bytes
+                FROM recent r WHERE r.finished = 1 ORDER BY r.started DESC
+                """)
+            var total = 0
+            var dropped: [(String, Int)] = []
+            for (index, row) in rows.enumerated() {
+                total += row["bytes"] as Int
+                if index >= recentSessions || total > recentBytes { dropped.append((row["connection"], row["session"])) }
+            }
+            return dropped
+        }
+        try dropRecent(over)
+    }
+
+    /// Forgets recent recordings: their delivered objects (rows and files) go; objects still waiting stay queued.
+    func dropRecent(_ sessions: [(String, Int)]) throws {
+        guard !sessions.isEmpty else { return }
+        let gone: [(String, UploadObject)] = try database.write { db in
+            var gone: [(String, UploadObject)] = []
+            for (connection, session) in sessions {
+                let objects = try Row.fetchAll(db, sql: """
+                    SELECT o.track, o.number FROM object o JOIN recent r ON r.connection = o.connection AND r.session = o.session
+                    WHERE o.connection = ? AND o.session = ? AND o.delivered = 1 AND o.track = r.track AND o.number != 0
+                    """, arguments: [connection, session])
+                for object in objects {
+                    gone.append((connection, UploadObject(session: session, track: object["track"], number: object["number"])))
+                }
+                try db.execute(sql: """
+                    DELETE FROM object WHERE connection = ?1 AND session = ?2 AND delivered = 1 AND number != 0
+                      AND track = (SELECT track FROM recent WHERE connection = ?1 AND session = ?2)
+                    """, arguments: [connection, session])
+                try db.execute(sql: "DELETE FROM recent WHERE connection = ? AND session = ?", arguments: [connection, session])
+            }
+            return gone
+        }
+        for (connection, object) in gone { try? FileManager.default.removeItem(at: fileURL(connection: connection, object: object)) }
+        for connection in Set(sessions.map(\.0)) { try pruneHeaders(connection: connection) }
+        publishMetrics()
+    }
+}

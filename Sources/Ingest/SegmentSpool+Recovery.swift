@@ -1,0 +1,98 @@
+import Foundation
+import GRDB
+import Logging
+import Metrics
+import Synchronization
+
+extension SegmentSpool {
+    /// Start-up replay check: journal rows need their file; a file without its row is adopted when its name says
+    /// which object of which label it is (the row was lost with the last commits of a power failure, or the process
+    /// died between an object's rename and its row, or between a delivered object's row and its file going); other
+    /// files (temporary ones, names no object has, labels the journal never knew) are removed.
+    func recover() throws {
+        let entries = try database.read { db in try Row.fetchAll(db, sql: "SELECT * FROM object").map(Self.entry) }
+        var expected = Set<String>()
+        for entry in entries {
+            let url = fileURL(connection: entry.connection, object: entry.object)
+            if FileManager.default.fileExists(atPath: url.path) {
+                expected.insert(url.standardizedFileURL.path)
+            } else {
+                logger.error("spool journal names a missing file; dropping the entry", metadata: ["object": "\(entry.object)"])
+                try database.write { db in
+                    try db.execute(sql: "DELETE FROM object WHERE connection = ? AND session = ? AND track = ? AND number = ?",
+                                   arguments: [entry.connection, entry.object.session, entry.object.track, entry.object.number])
+                }
+            }
+        }
+        let labels = try knownLabels()
+        let root = directory.appendingPathComponent("objects")
+        var strays = 0
+        var adopted: [(label: String, object: UploadObject, bytes: Int, created: Date)] = []
+        for labelDirectory in (try? FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: nil)) ?? [] {
+            let label = labels[labelDirectory.lastPathComponent]
+            guard let walker = FileManager.default.enumerator(
+                at: labelDirectory, includingPropertiesForKeys: [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey])
+            else { continue }
+            let base = labelDirectory.standardizedFileURL.path + "/"
+            for case let url as URL in walker {
+                let values = try? url.resourceValues(forKeys: [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey])
+                guard values?.isRegularFile == true, !expected.contains(url.standardizedFileURL.path) else { continue }
+                let path = url.standardizedFileURL.path
+                if let label, path.hasPrefix(base), let object = UploadObject(spoolPath: String(path.dropFirst(base.count))),
+                   let size = values?.fileSize {
+                    adopted.append((label, object, size, values?.contentModificationDate ?? Date()))
+                } else {
+                    try? FileManager.default.removeItem(at: url)
+                    strays += 1
+                }
+            }
+        }
+        if !adopted.isEmpty {
+            try database.write { db in
+                for file in adopted {
+                    try db.execute(sql: """
+                        INSERT OR IGNORE INTO object (connection, session, track, number, bytes, created, attempts, delivered)
+                        VALUES (?, ?, ?, ?, ?, ?, 0, 0)
+                        """, arguments: [file.label, file.object.session, file.object.track, file.object.number, file.bytes,
+                                         file.created.timeIntervalSince1970])
+                    // No recording writes an old session after a restart: it is finished.
+                    try db.execute(sql: """
+                        INSERT INTO session (connection, session, finished) VALUES (?, ?, 1)
+                        ON CONFLICT(connection, session) DO UPDATE SET finished = 1
+                        """, arguments: [file.label, file.object.session])
+                    try db.execute(sql: """
+                        INSERT INTO counter (name, value) VALUES (?, ?)
+                        ON CONFLICT(name) DO UPDATE SET value = excluded.value WHERE excluded.value > value
+                        """, arguments: ["session:" + file.label, file.object.session])
+                }
+            }
+            for (label, files) in Dictionary(grouping: adopted, by: \.label) {
+                logger.warning("spool: objects whose journal rows were lost are queued again from their files", metadata: [
+                    "connection": "\(label)", "objects": "\(files.count)",
+                    "sessions": "\(Set(files.map(\.object.session)).sorted().map(String.init).joined(separator: ","))",
+                ])
+            }
+        }
+        // A recent recording the last process did not finish (it stopped or was killed mid-recording) ends here.
+        try database.write { db in
+            try db.execute(sql: "UPDATE recent SET finished = 1, endReason = coalesce(endReason, 'interrupted') WHERE finished = 0")
+        }
+        let pending = entries.filter { !$0.delivered }.count + adopted.count
+        logger.info("spool opened", metadata: [
+            "directory": "\(directory.path)", "pending": "\(pending)", "strays": "\(strays)", "adopted": "\(adopted.count)",
+        ])
+    }
+
+    /// Every label the journal knows (destinations, objects, sessions, counters, recent recordings), by the name of
+    /// its directory under `objects/`.
+    func knownLabels() throws -> [String: String] {
+        let labels: [String] = try database.read { db in
+            try String.fetchAll(db, sql: """
+                SELECT key FROM destination UNION SELECT connection FROM object UNION SELECT connection FROM session
+                UNION SELECT connection FROM recent UNION SELECT connection FROM given_up
+                UNION SELECT substr(name, 9) FROM counter WHERE name LIKE 'session:%'
+                """)
+        }
+        return Dictionary(labels.map { (Self.safeName($0), $0) }, uniquingKeysWith: { first, _ in first })
+    }
+}
