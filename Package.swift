@@ -7,7 +7,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "pushav", targets: ["pushav"]),
-        .library(name: "PushAVRecorder", targets: ["Domain", "Recorder", "CMAF", "Timeline", "Motion", "TransportModel", "TransportStore"]),
+        .library(name: "PushAVRecorder", targets: ["Domain", "Recorder", "TransportRecording", "CMAF", "Timeline", "Motion", "TransportModel", "TransportStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -64,11 +64,14 @@ let package = Package(
         .target(
             name: "Recorder",
             dependencies: [
-                "Domain", "MediaIO", "Timeline", "Motion", "CMAF", "TransportModel",
+                "Domain", "MediaIO", "Timeline", "Motion", "CMAF",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
+        // The one path from a transport connection's TransportOptions to a recording, for `record` and `serve`: the
+        // adapter between the cluster model (policy) and the recorder (mechanism), so neither knows the other.
+        .target(name: "TransportRecording", dependencies: ["Domain", "Recorder", "TransportModel", "Timeline", "Motion", "CMAF"]),
         // Matter Push AV Stream Transport cluster model: types, validation, commands, events. Knows the domain's
         // values, not the detector or the timeline that act on them.
         .target(name: "TransportModel", dependencies: ["Domain"]),
@@ -81,7 +84,6 @@ let package = Package(
         .target(
             name: "Ingest",
             dependencies: [
-                "TransportModel",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -113,7 +115,8 @@ let package = Package(
             name: "Sidecar",
             dependencies: [
                 // MediaIO for the JPEG thumbnails and snapshots the recorder hands over.
-                "Domain", "Motion", "TransportModel", "TransportStore", "Recorder", "MediaIO", "Ingest", "Timeline",
+                "Domain", "Motion", "TransportModel", "TransportStore", "Recorder", "TransportRecording", "MediaIO", "Ingest",
+                "Timeline",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -129,7 +132,7 @@ let package = Package(
         .target(
             name: "SidecarAPI",
             dependencies: [
-                "Sidecar", "TransportModel",
+                "Domain", "Sidecar", "TransportModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 // The bundled page and document are read once on NIO's blocking-I/O pool.
@@ -163,7 +166,8 @@ let package = Package(
         .executableTarget(
             name: "pushav",
             dependencies: [
-                "Domain", "Recorder", "CMAF", "MediaIO", "Motion", "Timeline", "TransportModel", "Ingest", "IngestServer", "Sidecar",
+                "Domain", "Recorder", "TransportRecording", "CMAF", "MediaIO", "Motion", "Timeline", "TransportModel", "Ingest",
+                "IngestServer", "Sidecar",
                 "SidecarAPI", "SidecarDemo", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -216,7 +220,7 @@ let package = Package(
         .testTarget(name: "MotionTests", dependencies: ["Domain", "Motion", "TestSupport"]),
         .testTarget(name: "CMAFTests", dependencies: ["CMAF", "TestSupport"]),
         .testTarget(name: "MediaIOTests", dependencies: ["MediaIO", "CMAF", "TestSupport"]),
-        .testTarget(name: "RecorderTests", dependencies: ["Domain", "Recorder", "CMAF", "MediaIO", "TestSupport"]),
+        .testTarget(name: "RecorderTests", dependencies: ["Domain", "Recorder", "TransportRecording", "TransportModel", "CMAF", "MediaIO", "TestSupport"]),
         .testTarget(name: "TransportModelTests", dependencies: ["Domain", "TransportModel", "TestSupport"]),
         .testTarget(name: "TransportStoreTests", dependencies: ["Domain", "TransportStore", "TransportModel", "TestSupport"]),
         .testTarget(

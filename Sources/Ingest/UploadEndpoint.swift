@@ -1,6 +1,5 @@
 import Foundation
 import NIOSSL
-import TransportModel
 
 /// Mutual-TLS material held in memory (PEM or DER bytes). It is handed to NIOSSL directly and never written to a
 /// file by the uploader.
@@ -15,17 +14,6 @@ public struct ClientTLSMaterial: Sendable, Hashable {
         self.trustedCertificates = trustedCertificates
         self.certificateChain = certificateChain
         self.privateKey = privateKey
-    }
-
-    /// The material of a Matter TLS Client Management endpoint (the transport model's ``TLSEndpoint``).
-    public init(_ endpoint: TLSEndpoint) {
-        trustedCertificates = Array(endpoint.caCertificate)
-        certificateChain = endpoint.clientCertificateChain.flatMap { Array($0) }
-        privateKey = Array(endpoint.privateKey)
-        if !endpoint.clientCertificateChain.allSatisfy(Self.isPEM) {
-            // DER certificates cannot be concatenated meaningfully; keep the leaf (Matter's TLSCCDID holds a leaf).
-            certificateChain = endpoint.clientCertificateChain.first.map { Array($0) } ?? []
-        }
     }
 
     /// A client TLS configuration: these trust roots, this certificate and key, TLS ≥ 1.2, ALPN h2 + http/1.1.
@@ -48,7 +36,7 @@ public struct ClientTLSMaterial: Sendable, Hashable {
         Self.isPEM(bytes) ? try NIOSSLCertificate.fromPEMBytes(bytes) : [try NIOSSLCertificate(bytes: bytes, format: .der)]
     }
 
-    static func isPEM(_ bytes: some Collection<UInt8>) -> Bool {
+    public static func isPEM(_ bytes: some Collection<UInt8>) -> Bool {
         let marker = Array("-----BEGIN".utf8)
         let head = Array(bytes.prefix(4096))
         guard head.count >= marker.count else { return false }

@@ -1,4 +1,4 @@
-import TransportModel
+import Foundation
 
 /// One object of the Matter Push AV upload layout: a track's CMAF header or one of its numbered segments.
 public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConvertible {
@@ -199,4 +199,11 @@ public struct IngestPath: Hashable, Sendable {
 
 extension Character {
     fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+}
+
+/// A track name as one percent-encoded URL path segment (RFC 3986 pchar, so `/`, `?` and `#` can never appear raw).
+public func percentEncodedPathSegment(_ segment: String) -> String {
+    var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)...Unicode.Scalar(0x7F)))
+    allowed.insert(charactersIn: "-._~!$&'()*+,;=:@")
+    return segment.addingPercentEncoding(withAllowedCharacters: allowed) ?? segment
 }

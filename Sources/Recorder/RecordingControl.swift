@@ -5,7 +5,6 @@ import MediaIO
 import Motion
 import Synchronization
 import Timeline
-import TransportModel
 
 /// How one transport connection's recordings are numbered, announced and delivered while a live recording runs:
 /// the cluster's side of each session. Every hook is called on the media thread, so each must return at once (hand

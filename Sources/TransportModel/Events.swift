@@ -69,13 +69,6 @@ public enum CameraEvent: Sendable, Hashable {
     }
 }
 
-/// What started a recording, as the recorder reports it.
-public enum RecordingTrigger: Sendable, Hashable {
-    case motion
-    case continuous
-    /// ManuallyTriggerTransport (or a device-internal command such as a doorbell press).
-    case command(TriggerActivationReasonEnum)
-}
 
 /// Why a connection went away.
 public enum DeallocationReason: Sendable, Hashable {

@@ -64,10 +64,3 @@ extension TransportOptionsStruct {
         }
     }
 }
-
-/// A track name as one percent-encoded URL path segment (RFC 3986 pchar, so `/`, `?` and `#` can never appear raw).
-public func percentEncodedPathSegment(_ segment: String) -> String {
-    var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)...Unicode.Scalar(0x7F)))
-    allowed.insert(charactersIn: "-._~!$&'()*+,;=:@")
-    return segment.addingPercentEncoding(withAllowedCharacters: allowed) ?? segment
-}

@@ -6,6 +6,7 @@ import Motion
 import Recorder
 import Timeline
 import TransportModel
+import TransportRecording
 
 /// What starts a recording (Matter TransportTriggerTypeEnum).
 enum TriggerOption: String, ExpressibleByArgument, CaseIterable {

@@ -6,6 +6,12 @@ import NIOSSL
 import Testing
 
 @Suite struct UploadObjectTests {
+    @Test func trackNamesArePercentEncodedAsOnePathSegment() {
+        #expect(percentEncodedPathSegment("front door") == "front%20door")
+        #expect(percentEncodedPathSegment("a?b#c%") == "a%3Fb%23c%25")
+        #expect(percentEncodedPathSegment("cam-1_x.y~") == "cam-1_x.y~")
+    }
+
     @Test func pathsAndContentTypesFollowTheMatterLayout() {
         #expect(UploadObject.header(session: 3, track: "video").relativePath == "session_3/video/video.init")
         #expect(UploadObject(session: 3, track: "video", number: 1001).relativePath == "session_3/video/segment_1001.m4s")

@@ -5,6 +5,7 @@ import Recorder
 import Testing
 import Timeline
 import TransportModel
+import TransportRecording
 
 /// Which sensitivity a Motion transport's clips match motion at: its own `motionSensitivity`, else (null) the Zone
 /// Management Sensitivity attribute; for a zone it names, the zone's own configured sensitivity first (serve.yaml),

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TransportRecording
 
 /// `pushav record`'s transport options as a user gives them: what is refused (and with which Matter status), and
 /// that nothing accepted is silently ignored.

@@ -45,12 +45,6 @@ struct TrackNameTests {
             #expect(error.status == want, "\(error)")
         }
     }
-
-    @Test func urlSegmentsArePercentEncoded() {
-        #expect(percentEncodedPathSegment("front door") == "front%20door")
-        #expect(percentEncodedPathSegment("a?b#c%") == "a%3Fb%23c%25")
-        #expect(percentEncodedPathSegment("cam-1_x.y~") == "cam-1_x.y~")
-    }
 }
 
 /// Allocation stores the names the rule gives (CurrentConnections shows them in VideoStreams / AudioStreams).

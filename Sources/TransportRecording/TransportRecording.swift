@@ -2,6 +2,7 @@ import CMAF
 import Domain
 import Foundation
 import Motion
+import Recorder
 import Timeline
 import TransportModel
 
