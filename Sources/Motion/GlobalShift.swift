@@ -144,8 +144,15 @@ public struct GlobalShiftEstimator: Sendable {
     /// difference capped at 24 levels so a moving object weighs no more than a shaken edge.
     private mutating func difference(frame: [UInt8], background: [Float], dx: Double, dy: Double, margin: Int) -> Double {
         warp(background, dx: dx, dy: dy, margin: margin)
+        let residual = residual(frame: frame, margin: margin, cap: 24)
+        return Double(residual.absoluteSum / residual.count)
+    }
+
+    /// Frame against `warped` over the interior: the mean level difference (an overall brightness change is not a
+    /// shift), and the sum of the absolute differences left after it, each pixel's capped at `cap`, over `count` pixels.
+    private func residual(frame: [UInt8], margin: Int, cap: Float) -> (level: Float, absoluteSum: Float, count: Float) {
         let w = width, h = height
-        var total: Float = 0, n: Float = 0, frameSum: Float = 0, warpedSum: Float = 0
+        var frameSum: Float = 0, warpedSum: Float = 0, n: Float = 0
         for y in margin..<(h - margin) {
             for x in margin..<(w - margin) {
                 frameSum += Float(frame[y * w + x])
@@ -154,10 +161,11 @@ public struct GlobalShiftEstimator: Sendable {
             }
         }
         let level = (frameSum - warpedSum) / n
+        var total: Float = 0
         for y in margin..<(h - margin) {
-            for x in margin..<(w - margin) { total += Swift.min(abs(Float(frame[y * w + x]) - warped[y * w + x] - level), 24) }
+            for x in margin..<(w - margin) { total += Swift.min(abs(Float(frame[y * w + x]) - warped[y * w + x] - level), cap) }
         }
-        return Double(total / n)
+        return (level, total, n)
     }
 
     /// `warped(x) = background(x − d)`, bilinear, over the interior and one pixel more.
@@ -190,20 +198,7 @@ public struct GlobalShiftEstimator: Sendable {
         let w = width, h = height
         warp(background, dx: dx, dy: dy, margin: margin)
         // Mean levels (an overall brightness change is not a shift) and the typical difference, for the outlier cut.
-        var frameSum: Float = 0, warpedSum: Float = 0
-        var n: Float = 0
-        for y in margin..<(h - margin) {
-            for x in margin..<(w - margin) {
-                frameSum += Float(frame[y * w + x])
-                warpedSum += warped[y * w + x]
-                n += 1
-            }
-        }
-        let levelDifference = (frameSum - warpedSum) / n
-        var absoluteSum: Float = 0
-        for y in margin..<(h - margin) {
-            for x in margin..<(w - margin) { absoluteSum += abs(Float(frame[y * w + x]) - warped[y * w + x] - levelDifference) }
-        }
+        let (levelDifference, absoluteSum, n) = residual(frame: frame, margin: margin, cap: .infinity)
         let cut = Swift.max(3 * absoluteSum / n, 6)
         var a: Float = 0, b: Float = 0, c: Float = 0, ex: Float = 0, ey: Float = 0
         warped.withUnsafeBufferPointer { warped in
