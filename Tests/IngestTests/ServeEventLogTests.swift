@@ -12,11 +12,8 @@ extension ServeEndToEndTests {
         let server = try await ingest.start()
         var serve = try await Serve(directory: ingest.directory, media: Self.media)
         do {
-            try await serve.waitUntilStreaming()
-            var events = try await serve.subscribe()
-            let endpointID = try await serve.addTLSEndpoint(pki: ingest.pki, port: server.port)
-            let id = try await serve.allocate(TransportJSON.options(endpointID: endpointID, ingestPort: server.port, trigger: .command()))
-            try await serve.setActive(id)
+            let (id, feed) = try await serve.activeCommandConnection(to: ingest, port: server.port)
+            var events = feed
             try await serve.trigger(id, reason: 1, initial: 1, max: 2)
             try await events.wait("session 1 Begin and End", timeout: .seconds(20)) { $0.count >= 2 }
             events.stop()

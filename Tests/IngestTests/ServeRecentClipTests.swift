@@ -12,12 +12,7 @@ extension ServeEndToEndTests {
         let server = try await ingest.start()
         var serve = try await Serve(directory: ingest.directory, media: Self.media)
         do {
-            try await serve.waitUntilStreaming()
-            let events = try await serve.subscribe()
-            let endpointID = try await serve.addTLSEndpoint(pki: ingest.pki, port: server.port)
-            let id = try await serve.allocate(TransportJSON.options(endpointID: endpointID, ingestPort: server.port,
-                                                                    trigger: .command(preRollMs: 2000)))
-            try await serve.setActive(id)
+            let (id, events) = try await serve.activeCommandConnection(to: ingest, port: server.port)
             // A thumbnail is the latest analysed picture: the trigger waits for pictures, not only packets.
             try await serve.waitForFrames(5)
             try await serve.trigger(id, initial: 3, max: 6)

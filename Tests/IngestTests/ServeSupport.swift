@@ -160,6 +160,17 @@ struct Serve {
         try await Fixtures.waitUntil("the pass's start in the log", timeout: timeout) { !log.passStarts.isEmpty }
     }
 
+    /// How the tests that restart the process begin: streaming, subscribed to the events, the ingest's TLS endpoint
+    /// added, and an Active Command connection to it. Returns the connection and the event feed.
+    func activeCommandConnection(to ingest: ServeIngest, port: Int, preRollMs: Int = 2000) async throws -> (id: Int, events: EventFeed) {
+        try await waitUntilStreaming()
+        let events = try await subscribe()
+        let endpointID = try await addTLSEndpoint(pki: ingest.pki, port: port)
+        let id = try await allocate(TransportJSON.options(endpointID: endpointID, ingestPort: port, trigger: .command(preRollMs: preRollMs)))
+        try await setActive(id)
+        return (id, events)
+    }
+
     /// Waits until the camera analysed `count` more pictures than it had when called: what a test waits for to show
     /// that something did *not* happen while the pipeline kept running.
     func waitForFrames(_ count: Int, timeout: Duration = .seconds(20)) async throws {
