@@ -51,10 +51,7 @@ struct RecordingPipeline {
         let buffer = PreRollBuffer(retention: timeline.retention(maxPreRoll: runners.maxPreRoll),
                                    byteLimit: options.preRollByteLimit)
         var overflow = BufferOverflow()
-        // Video packets wait here, in decode order, until it is known whether they can start a segment (an HEVC CRA
-        // is SAP 1/2 only if no RASL picture follows it); their analysis waits with them (`undecoded`), so a decision
-        // at frame t still finds t's packet, with its verdict, in the buffer.
-        var lookahead = AccessPointLookahead<Packet>()
+        let tracks = ConditionedTracks(video: video, audio: audio)
         let frameDuration = MediaTime(seconds: 1 / max(videoStream.frameRate ?? 30, 1))
 
         func trim() {
@@ -66,26 +63,15 @@ struct RecordingPipeline {
             }
         }
 
-        /// Sends a video packet into the lookahead; what it has decided goes on to the buffer.
-        func decideVideo(_ packet: Packet) throws {
-            for decided in lookahead.add(try packet.reference(), video.accessPoint(packet)) {
-                try appendVideo(decided.item, randomAccess: decided.isAccessPoint)
-            }
-        }
-
-        /// The input ended or failed: nothing follows the held pictures, so a held CRA had no RASL pictures.
-        func flushVideo() throws {
-            for decided in lookahead.flush() { try appendVideo(decided.item, randomAccess: decided.isAccessPoint) }
-        }
-
         /// Decodes for analysis the raw packets whose conditioned packets are all in the buffer.
         func analyseBuffered(draining: Bool = false) throws {
-            guard lookahead.isEmpty || draining else { return }
+            guard tracks.settled || draining else { return }
             try motion.decodeQueued(draining: draining) { t, isKeyframe, sample in
                 try runners.picture(at: t, isKeyframe: isKeyframe, sample: sample, buffer: buffer)
             }
         }
 
+        /// The write stage: a conditioned video packet into the pre-roll buffer, the timeline advanced, the runners fed.
         func appendVideo(_ packet: Packet, randomAccess: Bool) throws {
             guard let pts = packet.pts ?? packet.dts else { return }
             let t = video.timeBase.time(pts)
@@ -154,21 +140,17 @@ struct RecordingPipeline {
         func videoPacket(_ p: Packet) throws {
             // Buffer first, analyse second: a decision at frame t must find t's own packet in the buffer
             // (a clip or a continuous session that begins on a keyframe starts at that keyframe).
-            try video.push(p, emit: decideVideo)
+            try tracks.push(video: p, to: appendVideo)
             if motion.decodesMainStream {
                 motion.queue(p)  // already our own reference: the demuxer reuses only the reader's packet
                 try analyseBuffered()
             }
         }
 
-        func audioPacket(_ p: Packet) throws {
-            try audio?.push(p, emit: appendAudio)
-        }
-
         func conditioned(_ item: PacketReader.Item) throws {
             switch item {
             case .video(let p): try videoPacket(p)
-            case .audio(let p): try audioPacket(p)
+            case .audio(let p): try tracks.push(audio: p, to: appendAudio)
             }
         }
 
@@ -202,18 +184,16 @@ struct RecordingPipeline {
                 }
             }
             for item in reader.flush() { try conditioned(item) }
-            try flushVideo()
+            try tracks.flushVideo(to: appendVideo)
             try analyseBuffered(draining: true)
-            try video.drain(emit: decideVideo)
-            try flushVideo()
-            try audio?.drain(emit: appendAudio)
+            try tracks.drain(video: appendVideo, audio: appendAudio)
             // A file that simply stops is not an error to FFmpeg's demuxers; the index or a cut-off packet tells.
             // A stopped recording did not read to the end, so none of this applies to it.
             if !stopped { try reader.checkComplete(newest: timeline.newest, origin: timeline.origin) }
         } catch {
             failure = error
             logger.notice("input failed; closing open clips with what was read", metadata: ["error": "\(error)"])
-            try? flushVideo()  // pictures read before the fault still belong to their clips
+            try? tracks.flushVideo(to: appendVideo)  // pictures read before the fault still belong to their clips
         }
         // Analysis ended: a zone still triggered stops with it.
         motion.finish(at: timeline.videoEnd)
@@ -225,7 +205,7 @@ struct RecordingPipeline {
         } catch {}
 
         report.handOver(runners: runners, motion: motion, reader: reader, buffer: buffer, overflow: overflow,
-                        conditionerDrops: (video.droppedPackets, audio?.droppedPackets ?? 0), timeline: timeline,
+                        conditionerDrops: tracks.droppedPackets, timeline: timeline,
                         stopped: stopped, events: options.events, logger: logger)
         if let failure {
             report.error = "\(failure)"
