@@ -56,6 +56,9 @@ extension ServeEndToEndTests {
             let id = try await serve.allocate(scenario.options(trigger: .continuous, segmentMs: 2000))
             try await serve.setActive(id)
             try await events.wait("Begin of session 1", timeout: .seconds(15)) { $0.contains { $0.isBegin && $0.session == 1 } }
+            // Session 1 holds pictures before privacy ends it: ended at the media time it began (the first picture,
+            // when the machine is slow), it would be an empty clip, dropped and logged as such.
+            try await serve.waitForFrames(10)
             let privacy = "/v1/cameras/cam1/attributes/softRecordingPrivacyModeEnabled"
             let on = try await serve.request(.PUT, privacy, #"{"value": true}"#)
             #expect(on.status == 200, "\(on)")
