@@ -10,12 +10,19 @@ extension SegmentSpool {
     /// died between an object's rename and its row, or between a delivered object's row and its file going); other
     /// files (temporary ones, names no object has, labels the journal never knew) are removed.
     func recover() throws {
+        let labels = try knownLabels()
+        let root = directory.appendingPathComponent("objects")
+        let labelDirectories = (try? FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: nil)) ?? []
+        var strays = 0
+        for labelDirectory in labelDirectories {
+            strays += flattenLegacyLayout(labelDirectory, known: labels[labelDirectory.lastPathComponent] != nil)
+        }
         let entries = try database.read { db in try Row.fetchAll(db, sql: "SELECT * FROM object").map(Self.entry) }
         var expected = Set<String>()
         for entry in entries {
             let url = fileURL(connection: entry.connection, object: entry.object)
             if FileManager.default.fileExists(atPath: url.path) {
-                expected.insert(url.standardizedFileURL.path)
+                expected.insert(url.lastPathComponent + "\u{0}" + url.deletingLastPathComponent().lastPathComponent)
             } else {
                 logger.error("spool journal names a missing file; dropping the entry", metadata: ["object": "\(entry.object)"])
                 try database.write { db in
@@ -24,21 +31,16 @@ extension SegmentSpool {
                 }
             }
         }
-        let labels = try knownLabels()
-        let root = directory.appendingPathComponent("objects")
-        var strays = 0
         var adopted: [(label: String, object: UploadObject, bytes: Int, created: Date)] = []
-        for labelDirectory in (try? FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: nil)) ?? [] {
+        let keys: [URLResourceKey] = [.isRegularFileKey, .isDirectoryKey, .fileSizeKey, .contentModificationDateKey]
+        for labelDirectory in labelDirectories {
             let label = labels[labelDirectory.lastPathComponent]
-            guard let walker = FileManager.default.enumerator(
-                at: labelDirectory, includingPropertiesForKeys: [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey])
-            else { continue }
-            let base = labelDirectory.standardizedFileURL.path + "/"
-            for case let url as URL in walker {
-                let values = try? url.resourceValues(forKeys: [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey])
-                guard values?.isRegularFile == true, !expected.contains(url.standardizedFileURL.path) else { continue }
-                let path = url.standardizedFileURL.path
-                if let label, path.hasPrefix(base), let object = UploadObject(spoolPath: String(path.dropFirst(base.count))),
+            let files = (try? FileManager.default.contentsOfDirectory(at: labelDirectory, includingPropertiesForKeys: keys)) ?? []
+            for url in files where !expected.contains(url.lastPathComponent + "\u{0}" + labelDirectory.lastPathComponent) {
+                let values = try? url.resourceValues(forKeys: Set(keys))
+                // A directory under an object's name is no object and holds none (only a fault puts one there).
+                if values?.isDirectory == true { continue }
+                if let label, values?.isRegularFile == true, let object = UploadObject(spoolFileName: url.lastPathComponent),
                    let size = values?.fileSize {
                     adopted.append((label, object, size, values?.contentModificationDate ?? Date()))
                 } else {
@@ -81,6 +83,47 @@ extension SegmentSpool {
         logger.info("spool opened", metadata: [
             "directory": "\(directory.path)", "pending": "\(pending)", "strays": "\(strays)", "adopted": "\(adopted.count)",
         ])
+    }
+
+    /// Spools written before the flat layout kept `session_<N>/<track>/…` directories: each object file is renamed
+    /// to its flat name in the label's directory (a rename within one file system: no byte is copied or lost), then
+    /// the emptied directories go. Files whose names no object has are strays, removed (and counted). Returns the
+    /// strays.
+    func flattenLegacyLayout(_ labelDirectory: URL, known: Bool) -> Int {
+        let children = (try? FileManager.default.contentsOfDirectory(
+            at: labelDirectory, includingPropertiesForKeys: [.isDirectoryKey])) ?? []
+        // Only the old layout's `session_<N>` directories: anything else sitting there is not ours to move.
+        let nested = children.filter {
+            let name = $0.lastPathComponent
+            return name.hasPrefix("session_") && name.count > 8 && name.dropFirst(8).allSatisfy { $0.isASCII && $0.isNumber }
+                && (try? $0.resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true
+        }
+        guard !nested.isEmpty else { return 0 }
+        var strays = 0, moved = 0
+        let base = labelDirectory.standardizedFileURL.path + "/"
+        for subdirectory in nested {
+            let walker = FileManager.default.enumerator(at: subdirectory, includingPropertiesForKeys: [.isRegularFileKey])
+            while let url = walker?.nextObject() as? URL {
+                guard (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true else { continue }
+                let path = url.standardizedFileURL.path
+                if known, path.hasPrefix(base), let object = UploadObject(spoolPath: String(path.dropFirst(base.count))),
+                   rename(url.path, labelDirectory.appendingPathComponent(object.spoolFileName).path) == 0 {
+                    moved += 1
+                } else {
+                    try? FileManager.default.removeItem(at: url)
+                    strays += 1
+                }
+            }
+            try? FileManager.default.removeItem(at: subdirectory)
+        }
+        if moved > 0 {
+            // The renames must outlive a power failure before the journal is checked against the new names.
+            try? DurableFile.syncDirectory(labelDirectory)
+            logger.notice("spool: objects moved to the flat layout", metadata: [
+                "directory": "\(labelDirectory.lastPathComponent)", "objects": "\(moved)",
+            ])
+        }
+        return strays
     }
 
     /// Every label the journal knows (destinations, objects, sessions, counters, recent recordings), by the name of

@@ -38,7 +38,7 @@ public final class SegmentSpool: Sendable {
             // A commit writes whole pages, to the WAL and again at the checkpoint: a spool's rows are small and each
             // commit touches one or two of them, so 1 KiB pages write a quarter of 4 KiB's (flash wear). It takes
             // effect for a new spool only (an existing one keeps its page size).
-            try db.execute(sql: "PRAGMA page_size = 1024")
+            try db.execute(sql: "PRAGMA page_size = 512")
         }
         database = try DatabasePool(path: directory.appendingPathComponent("journal.sqlite").path, configuration: configuration)
         // The journal commits without an fsync (WAL, synchronous = NORMAL, also what GRDB's pool sets): a commit
@@ -232,8 +232,12 @@ public final class SegmentSpool: Sendable {
 
     /// Where `object`'s bytes are kept (internal: tests break it on purpose).
     func fileURL(connection: String, object: UploadObject) -> URL {
+        labelDirectory(connection).appendingPathComponent(object.spoolFileName)
+    }
+
+    /// The one directory a label's objects live in, flat (see ``UploadObject/spoolFileName``).
+    func labelDirectory(_ connection: String) -> URL {
         directory.appendingPathComponent("objects").appendingPathComponent(Self.safeName(connection))
-            .appendingPathComponent(object.spoolPath)
     }
 
     /// Connection labels may be URLs; the directory name keeps only safe characters (plus a hash of the original).
@@ -307,7 +311,10 @@ public final class SegmentSpool: Sendable {
                 return (SessionKey(connection: row["connection"], session: row["session"]), row["bytes"], row["objects"], row["waiting"])
             }
             guard let (session, bytes, objects, waiting) = victim else { return }
-            try database.write { db in
+            let files: [UploadObject] = try database.write { db in
+                let files = try Row.fetchAll(db, sql: "SELECT track, number FROM object WHERE connection = ? AND session = ?",
+                                             arguments: [session.connection, session.session])
+                    .map { UploadObject(session: session.session, track: $0["track"], number: $0["number"]) }
                 try db.execute(sql: "DELETE FROM object WHERE connection = ? AND session = ?", arguments: [session.connection, session.session])
                 try db.execute(sql: "DELETE FROM recent WHERE connection = ? AND session = ?", arguments: [session.connection, session.session])
                 if waiting > 0 {
@@ -316,10 +323,9 @@ public final class SegmentSpool: Sendable {
                         ON CONFLICT(name) DO UPDATE SET value = value + 1
                         """)
                 }
+                return files
             }
-            try? FileManager.default.removeItem(
-                at: directory.appendingPathComponent("objects").appendingPathComponent(Self.safeName(session.connection))
-                    .appendingPathComponent("session_\(session.session)"))
+            for file in files { try? FileManager.default.removeItem(at: fileURL(connection: session.connection, object: file)) }
             guard waiting > 0 else {
                 // Nothing was lost: it had been delivered. The page shows one recording fewer.
                 logger.info("spool short of room: a delivered recent recording made way", metadata: [

@@ -79,6 +79,24 @@ public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConverti
         self = object
     }
 
+    /// The one file name the spool keeps this object under, in its label's single directory: ``spoolPath`` with `%`
+    /// and `/` percent-encoded (`session_3%2Fvideo%2Fsegment_1001.m4s`). Why flat: a directory per session and
+    /// track is made and removed with every recording, and each mkdir/rmdir dirties an inode, a bitmap and a
+    /// directory block that the journal writes again — on a camera's flash that was most of what a short event clip
+    /// cost beyond its own bytes. One long-lived directory per label costs a directory entry per object.
+    public var spoolFileName: String {
+        spoolPath.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "/", with: "%2F")
+    }
+
+    /// The object a flat spool file stands for (see ``spoolFileName``); nil for any other name.
+    public init?(spoolFileName: String) {
+        guard !spoolFileName.contains("/"), !spoolFileName.hasPrefix("."),
+              let path = spoolFileName.replacingOccurrences(of: "%2F", with: "/").removingPercentEncoding,
+              let object = UploadObject(spoolPath: path), object.spoolFileName == spoolFileName
+        else { return nil }
+        self = object
+    }
+
     /// ``relativePath`` as it goes into the PUT URL: the track name percent-encoded (it may hold a space).
     public var urlPath: String {
         if isManifest { return relativePath }

@@ -82,9 +82,17 @@ public protocol TransportPersistence: Sendable {
     /// Records that `connectionID`'s recording began (`recording`) or ended (nil), so a restart after a crash can send
     /// the End a Begin is owed.
     func save(openRecording recording: OpenRecording?, connectionID: UInt16) throws
+    /// A Begin's two records (the session number handed out and the recording that now owes an End), in one commit:
+    /// one fsync per Begin instead of two.
+    func saveBegin(sessionNumber: UInt64, openRecording recording: OpenRecording, connectionID: UInt16) throws
 }
 
 extension TransportPersistence {
+    public func saveBegin(sessionNumber: UInt64, openRecording recording: OpenRecording, connectionID: UInt16) throws {
+        try save(sessionNumber: sessionNumber, connectionID: connectionID)
+        try save(openRecording: recording, connectionID: connectionID)
+    }
+
     /// Persistence that keeps nothing across a restart has nothing to owe after one.
     public func save(openRecording recording: OpenRecording?, connectionID: UInt16) throws {}
 }

@@ -36,8 +36,7 @@ extension PushAVStreamTransportServer {
                                       fabricIndex: connection.fabricIndex)
         if let earlier = recordings[connectionID] { endRecording(connectionID, earlier) }
         try write {
-            try persistence.save(sessionNumber: sessionNumber, connectionID: connectionID)
-            try persistence.save(openRecording: recording, connectionID: connectionID)
+            try persistence.saveBegin(sessionNumber: sessionNumber, openRecording: recording, connectionID: connectionID)
         }
         sessionNumbers[connectionID] = sessionNumber
         recordings[connectionID] = recording

@@ -29,7 +29,10 @@ extension TransportStore {
     public func append(_ entry: LoggedTransportEvent) throws {
         let (type, json) = try Self.encode(entry.event)
         let retention = self.retention
-        try pool.write { db in
+        // Without its own fsync: a power failure may lose the newest events (the Matter SDK keeps its event buffers in
+        // RAM and loses them all at a reboot); kill -9 loses none. Their numbers stay reserved
+        // (``reserveEventNumbers(below:)`` syncs), so no number is ever handed out twice.
+        try writeWithoutSync { db in
             try db.execute(
                 sql: "INSERT INTO eventLog (number, time, fabricIndex, type, event) VALUES (?, ?, ?, ?, ?)",
                 arguments: [Int64(clamping: entry.number), entry.time.timeIntervalSince1970, Int(entry.fabricIndex), type, json])

@@ -59,7 +59,7 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
         // Deleted and overwritten content is zeroed, not left in free pages: a key moved out of this file is gone.
         // 1 KiB pages: each Begin and End commits a few small rows, and a commit writes whole pages (to the WAL, then
         // again at the checkpoint): a quarter of 4 KiB's writes (flash wear). Takes effect for a new store only.
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON; PRAGMA page_size = 1024") }
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON; PRAGMA page_size = 512") }
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
             // Every commit waits for its fsync: a session number or event number this store handed out must never be
@@ -180,15 +180,48 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
     }
 
     public func save(openRecording recording: OpenRecording?, connectionID: UInt16) throws {
-        try pool.write { db in
-            if let recording {
-                try db.execute(
-                    sql: "INSERT OR REPLACE INTO openRecording (connectionID, sessionNumber, containerType, fabricIndex) VALUES (?, ?, ?, ?)",
-                    arguments: [Int(connectionID), Int64(bitPattern: recording.sessionNumber),
-                                Int(recording.containerType.rawValue), Int(recording.fabricIndex)])
-            } else {
+        guard let recording else {
+            // An End's record may be lost with a power failure: a restart then sends that End once more (the
+            // recording's Begin was durable). Not worth an fsync.
+            try writeWithoutSync { db in
                 try db.execute(sql: "DELETE FROM openRecording WHERE connectionID = ?", arguments: [Int(connectionID)])
             }
+            return
+        }
+        try pool.write { db in try Self.insert(openRecording: recording, connectionID: connectionID, db) }
+    }
+
+    public func saveBegin(sessionNumber: UInt64, openRecording recording: OpenRecording, connectionID: UInt16) throws {
+        try pool.write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO sessionCounter (connectionID, lastSessionNumber) VALUES (?, ?)",
+                arguments: [Int(connectionID), Int64(bitPattern: sessionNumber)])
+            try Self.insert(openRecording: recording, connectionID: connectionID, db)
+        }
+    }
+
+    static func insert(openRecording recording: OpenRecording, connectionID: UInt16, _ db: Database) throws {
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO openRecording (connectionID, sessionNumber, containerType, fabricIndex) VALUES (?, ?, ?, ?)",
+            arguments: [Int(connectionID), Int64(bitPattern: recording.sessionNumber),
+                        Int(recording.containerType.rawValue), Int(recording.fabricIndex)])
+    }
+
+    /// One transaction committed without waiting for its fsync (`synchronous = NORMAL` for it alone): it survives
+    /// kill -9 (it is in the WAL) and reaches the disk with the next synced commit or checkpoint; a power failure
+    /// may lose it. For records whose loss only repeats something (an End resent, an event not replayed) — a
+    /// number handed out is never written this way. Why: with FULL every commit writes and syncs the WAL's last,
+    /// partly filled page again; on flash that was most of what the store wrote per recording.
+    func writeWithoutSync<T>(_ updates: (Database) throws -> T) throws -> T {
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+            var result: T?
+            try db.inTransaction {
+                result = try updates(db)
+                return .commit
+            }
+            return result!
         }
     }
 

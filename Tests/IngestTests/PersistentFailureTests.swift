@@ -217,7 +217,7 @@ import Testing
                 if server == nil {
                     let spooled = FileManager.default.enumerator(atPath: spoolDirectory.appendingPathComponent("objects").path)?
                         .allObjects as? [String] ?? []
-                    if spooled.contains(where: { $0.hasSuffix(lastSegment.relativePath) }) {
+                    if spooled.contains(where: { $0.hasSuffix(lastSegment.spoolFileName) }) {
                         server = try await setup.endpoint.start(pki: setup.pki, port: port)
                     }
                 }

@@ -36,7 +36,9 @@ import Testing
         #expect(kept.map(\.session) == [1] && kept[0].owner == "cam1/1" && kept[0].finished && kept[0].hasThumbnail)
         #expect(kept[0].endReason == "motionDetectedDuration" && kept[0].triggerOffset == 1.5 && kept[0].bytes == 300)
         let files = try #require(try spool.recentFiles(1, owner: "cam1/1"))
-        #expect(files.map(\.file.lastPathComponent) == ["video.init", "segment_1001.m4s", "segment_1002.m4s"])
+        let objects = [UploadObject.header(session: 1, track: "video"), UploadObject(session: 1, track: "video", number: 1001),
+                       UploadObject(session: 1, track: "video", number: 1002)]
+        #expect(files.map(\.file.lastPathComponent) == objects.map(\.spoolFileName))
         #expect(files.allSatisfy { FileManager.default.fileExists(atPath: $0.file.path) && $0.bytes == 100 })
         #expect(try spool.recentThumbnail(1, owner: "cam1/1") == [0xFF, 0xD8, 0xFF, 0xD9])
         // The audio track was not kept: its delivered header went as usual.

@@ -146,8 +146,9 @@ extension ServeEndToEndTests {
         for connection in try FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: nil) {
             guard let walker = FileManager.default.enumerator(at: connection, includingPropertiesForKeys: [.isRegularFileKey]) else { continue }
             for case let url as URL in walker where (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+                // Keyed by the object's path (as the ingest stores it), not by the spool's flat file name.
                 let relative = String(url.standardizedFileURL.path.dropFirst(connection.standardizedFileURL.path.count + 1))
-                result[relative] = Array(try Data(contentsOf: url))
+                result[UploadObject(spoolFileName: relative)?.spoolPath ?? relative] = Array(try Data(contentsOf: url))
             }
         }
         return result

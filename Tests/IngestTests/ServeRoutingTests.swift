@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Ingest
 import Testing
 import TestSupport
 
@@ -100,9 +101,10 @@ extension ServeEndToEndTests {
             var found: [String: Data] = [:]
             for label in (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? [] {
                 let base = root.appendingPathComponent(label)
-                guard let walker = FileManager.default.enumerator(atPath: base.path) else { continue }
-                for case let relative as String in walker where relative.hasPrefix("session_\(session)/") {
-                    let url = base.appendingPathComponent(relative)
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: base.path)) ?? [] {
+                    guard let object = UploadObject(spoolFileName: name), object.session == session else { continue }
+                    let relative = object.spoolPath
+                    let url = base.appendingPathComponent(name)
                     var isDirectory: ObjCBool = false
                     guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue,
                           let bytes = FileManager.default.contents(atPath: url.path) else { continue }

@@ -33,6 +33,73 @@ import Testing
         if let object { #expect(object.spoolPath == path) }
     }
 
+    /// The flat name (one directory per label) says the same, and no other name passes for one.
+    @Test(arguments: names) func aFlatSpoolFileNameSaysWhichObjectItIs(path: String, object: UploadObject?) {
+        let flat = path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "/", with: "%2F")
+        #expect(UploadObject(spoolFileName: flat) == object)
+        if let object {
+            #expect(object.spoolFileName == flat)
+            #expect(!object.spoolFileName.contains("/"))
+        }
+        #expect(UploadObject(spoolFileName: path) == nil, "a nested path is not a flat name")
+    }
+
+    @Test func aTrackNameWithAPercentSignKeepsItsOwnFlatName() {
+        let odd = UploadObject(session: 5, track: "50%2F", number: 1001)
+        #expect(odd.spoolFileName == "session_5%2F50%252F%2Fsegment_1001.m4s")
+        #expect(UploadObject(spoolFileName: odd.spoolFileName) == odd)
+    }
+
+    /// Recording makes no directory: every object of every session sits in its label's one directory (a directory
+    /// per session and track was made and removed per recording, and its metadata was the largest write after the
+    /// objects themselves on a short clip).
+    @Test func sessionsMakeNoDirectories() throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spool = try SegmentSpool(directory: directory, logger: .quiet)
+        for session in 1...3 {
+            for track in ["video", "audio"] {
+                try spool.store([1], for: .header(session: session, track: track), connection: "c")
+                try spool.store([2, 3], for: UploadObject(session: session, track: track, number: 1001), connection: "c")
+            }
+            try spool.finishSession(session, connection: "c")
+        }
+        let label = spool.labelDirectory("c")
+        let names = try FileManager.default.contentsOfDirectory(at: label, includingPropertiesForKeys: [.isRegularFileKey])
+        #expect(names.count == 12)
+        #expect(names.allSatisfy { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true })
+    }
+
+    /// A spool written with the old layout (`session_<N>/<track>/…`) opens with every object still queued and
+    /// readable: the files are moved to their flat names before the journal is checked against them, and the
+    /// emptied directories go.
+    @Test func aSpoolInTheNestedLayoutIsMovedToTheFlatOneWithNothingLost() throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let objects = [UploadObject.header(session: 2, track: "a b"), UploadObject(session: 2, track: "a b", number: 1001),
+                       UploadObject.manifest(session: 2, isFinal: false), UploadObject(session: 3, track: "x/y", number: 1001)]
+        let label: URL
+        do {
+            let spool = try SegmentSpool(directory: directory, logger: .quiet)
+            for (index, object) in objects.enumerated() { try spool.store([UInt8(index), 7], for: object, connection: "c") }
+            label = spool.labelDirectory("c")
+        }
+        for object in objects {
+            let nested = label.appendingPathComponent(object.spoolPath)
+            try FileManager.default.createDirectory(at: nested.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.moveItem(at: label.appendingPathComponent(object.spoolFileName), to: nested)
+        }
+        try Data([0]).write(to: label.appendingPathComponent("session_2/a b/notes.txt"))
+
+        let spool = try SegmentSpool(directory: directory, logger: .quiet)
+        #expect(try spool.statistics().queueDepth == objects.count)
+        for (index, object) in objects.enumerated() {
+            #expect(try spool.bytes(connection: "c", object: object) == [UInt8(index), 7], "\(object)")
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: label.path).sorted()
+        #expect(left == objects.map(\.spoolFileName).sorted(), "no directory and no stray is left")
+    }
+
     /// Deletes rows as a power failure losing the last commits would: with SQLite, behind the spool's back.
     func loseRows(in directory: URL, _ sql: String) throws {
         let journal = try DatabaseQueue(path: directory.appendingPathComponent("journal.sqlite").path)
@@ -59,8 +126,8 @@ import Testing
         try loseRows(in: directory, "DELETE FROM object; DELETE FROM session; DELETE FROM counter")
         // A write that never finished and a file no object has are not adopted.
         let labelDirectory = directory.appendingPathComponent("objects").appendingPathComponent(SegmentSpool.safeName(label))
-        try Data([0]).write(to: labelDirectory.appendingPathComponent("session_7/a b/.segment_1002.m4s.deadbeef.tmp"))
-        try Data([0]).write(to: labelDirectory.appendingPathComponent("session_7/a b/notes.txt"))
+        try Data([0]).write(to: labelDirectory.appendingPathComponent(".session_7%2Fa b%2Fsegment_1002.m4s.deadbeef.tmp"))
+        try Data([0]).write(to: labelDirectory.appendingPathComponent("notes.txt"))
         // Files under a label the journal never knew cannot be sent anywhere.
         let unknown = directory.appendingPathComponent("objects/unknown-1/session_1/video")
         try FileManager.default.createDirectory(at: unknown, withIntermediateDirectories: true)
@@ -72,7 +139,7 @@ import Testing
         #expect(try spool.nextPending(connection: label, track: UploadObject.manifestTrack)?.object == manifest)
         #expect(try spool.statistics().queueDepth == 3)
         #expect(try spool.nextSessionNumber(connection: label) == 8, "session numbers never go back")
-        #expect(!FileManager.default.fileExists(atPath: labelDirectory.appendingPathComponent("session_7/a b/notes.txt").path))
+        #expect(!FileManager.default.fileExists(atPath: labelDirectory.appendingPathComponent("notes.txt").path))
         #expect(!FileManager.default.fileExists(atPath: unknown.appendingPathComponent("video.init").path))
         // Adopted objects go out and leave like any other; their session is finished, so its header goes too.
         for object in [header, segment, manifest] { try spool.markDelivered(connection: label, object: object) }
@@ -92,10 +159,35 @@ import Testing
         }
         // The delivery's row delete reached the disk but its file was still there (the process died in between).
         let file = directory.appendingPathComponent("objects").appendingPathComponent(SegmentSpool.safeName("c"))
-            .appendingPathComponent(segment.spoolPath)
+            .appendingPathComponent(segment.spoolFileName)
         try Data([2]).write(to: file)
         let spool = try SegmentSpool(directory: directory, logger: .quiet)
         #expect(try spool.entry(connection: "c", object: segment)?.delivered == false)
+    }
+
+    /// A new spool's journal has 512-byte pages (each commit writes its changed pages whole, and a row is ~70 bytes);
+    /// a spool made with larger pages keeps them and opens as before.
+    @Test func aNewJournalUsesSmallPagesAndAnOldOneKeepsItsOwn() throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pageSize = { (path: String) in try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "PRAGMA page_size") } }
+        do {
+            let spool = try SegmentSpool(directory: directory, logger: .quiet)
+            try spool.store([1], for: .header(session: 1, track: "video"), connection: "c")
+        }
+        #expect(try pageSize(directory.appendingPathComponent("journal.sqlite").path) == 512)
+
+        let old = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: old) }
+        let queue = try DatabaseQueue(path: old.appendingPathComponent("journal.sqlite").path)
+        try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE t (x)") }
+        try queue.close()
+        do {
+            let spool = try SegmentSpool(directory: old, logger: .quiet)
+            try spool.store([2], for: .header(session: 1, track: "video"), connection: "c")
+            #expect(try spool.bytes(connection: "c", object: .header(session: 1, track: "video")) == [2])
+        }
+        #expect(try pageSize(old.appendingPathComponent("journal.sqlite").path) == 4096)
     }
 
     @Test func theJournalCommitsWithoutFsyncAndSessionNumbersWithIt() throws {

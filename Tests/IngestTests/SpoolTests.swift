@@ -104,7 +104,7 @@ import Testing
             try old.close()
         }
         let file = directory.appendingPathComponent("objects").appendingPathComponent(SegmentSpool.safeName("c"))
-            .appendingPathComponent(pending.spoolPath)
+            .appendingPathComponent(pending.spoolFileName)
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data([9, 9]).write(to: file)
 

@@ -20,12 +20,16 @@ import TransportModel
         let a = try await ServeIngest("replaced-a")
         let other = try await TestPKI.make(in: a.directory.appendingPathComponent("other-pki"))
         defer { try? FileManager.default.removeItem(at: a.directory) }
-        let port = try LocalPorts.freeTCPPort()
+        // A stays down for most of the test: its port is held (refusing) until A binds it, so no other test takes it.
+        let reservation = try LocalPorts.reserveTCPPort()
+        let port = reservation.port
+        let log = LogRecorder()
+        log.logLevel = .debug
         let engine = try await SidecarEngine(
             configuration: ServeConfiguration(
                 state: a.directory.appendingPathComponent("state").path, uploadMaxBackoffMs: 500,
                 cameras: [CameraConfiguration(id: "cam1", source: TestPaths.media(ServeEndToEndTests.media).path, live: true)]),
-            logger: .quiet)
+            logger: Logger(label: "engine") { _ in log })
         let running = Task { try await engine.run() }
         var server: RunningServer?
         do {
@@ -59,6 +63,7 @@ import TransportModel
             try await cluster.manuallyTriggerTransport(connectionID: id, activationReason: .userInitiated,
                                                         timeControl: timeControl, fabric: 1)
             await waitForEnd(2)
+            reservation.release()
             server = try await a.start(port: port)
             try await Polling.waitUntil("session 1 at A", timeout: .seconds(30)) {
                 spooled.keys.allSatisfy { a.endpoint.storedPaths.contains($0) }
@@ -72,7 +77,8 @@ import TransportModel
             let waiting = try await engine.spool.storedDestinations().contains { $0.pending > 0 }
             #expect(waiting, "session 2 waits for its destination")
         } catch {
-            Issue.record("\(error)")
+            // What the engine did is the only way to tell a slow lane from a lost one: keep it with the failure.
+            Issue.record("\(error)\nengine log:\n\(log.allWithMetadata.suffix(200).joined(separator: "\n"))")
         }
         running.cancel()
         _ = await running.result

@@ -133,8 +133,8 @@ struct LiveStopTests {
         let sessions = try #require(try run.report()["sessions"] as? [[String: Any]])
         #expect(sessions.first?["endReason"] as? String == "interrupted")
         let spooled = (FileManager.default.enumerator(atPath: run.out.appendingPathComponent(".spool/objects").path)?
-            .allObjects as? [String] ?? []).filter { $0.contains("video/segment_") }
-            .map { URL(fileURLWithPath: $0).lastPathComponent }.sorted()
+            .allObjects as? [String] ?? []).filter { $0.contains("video%2Fsegment_") }  // the spool's flat names: session_1%2Fvideo%2Fsegment_1001.m4s
+            .compactMap { $0.components(separatedBy: "%2F").last }.sorted()
         #expect(spooled == run.segmentNames(), "spool \(spooled), recorded \(run.segmentNames())")
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Loopback ports nobody uses right now (bound and released; the caller binds them again right away).
 public enum LocalPorts {
@@ -8,6 +9,24 @@ public enum LocalPorts {
             if !excluding.contains(port) { return port }
         }
         throw LocalPortsError("no free TCP port")
+    }
+
+    /// A free loopback TCP port kept bound (not listening) until ``PortReservation/release()``: a client connecting
+    /// meanwhile is refused, as by a server that is down, and no other test's server or outgoing connection can take
+    /// the port. Why: a test whose ingest stays down for a minute before it starts must find its port still its own.
+    public static func reserveTCPPort() throws -> PortReservation {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw LocalPortsError("cannot open a socket") }
+        var address = loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else {
+            close(fd)
+            throw LocalPortsError("cannot bind a loopback port")
+        }
+        return PortReservation(port: Int(UInt16(bigEndian: address.sin_port)), fd: fd)
     }
 
     /// The first of `count` consecutive UDP ports (an even one, as RTP wants) that are all free, chosen at random in
@@ -89,6 +108,24 @@ public enum LocalPorts {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
     }
+}
+
+/// A loopback TCP port held by a bound socket; released (closed) once, at the latest when this goes away.
+public final class PortReservation: @unchecked Sendable {  // the descriptor is closed once, under the lock
+    public let port: Int
+    private let fd: Mutex<Int32?>
+
+    init(port: Int, fd: Int32) {
+        self.port = port
+        self.fd = Mutex(fd)
+    }
+
+    /// Frees the port for the server that is about to bind it.
+    public func release() {
+        if let fd = fd.withLock({ value -> Int32? in defer { value = nil }; return value }) { close(fd) }
+    }
+
+    deinit { release() }
 }
 
 public struct LocalPortsError: Error, CustomStringConvertible {

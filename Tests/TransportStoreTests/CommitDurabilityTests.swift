@@ -1,4 +1,6 @@
 import Foundation
+import GRDB
+import TransportModel
 import Testing
 import TestSupport
 @testable import TransportStore
@@ -14,5 +16,40 @@ import TestSupport
         let path = directory.appendingPathComponent("cam1.sqlite").path
         #expect(try TransportStore(path: path).commitSynchronousLevel() == 2)
         #expect(try TransportStore(path: path).commitSynchronousLevel() == 2, "and after a reopen")
+    }
+
+    /// Records whose loss only repeats something (an End's record, an event) commit without their own fsync; the
+    /// writer goes back to FULL after each, so the next session number is synced. A Begin's two records are one
+    /// commit and both come back after a reopen.
+    @Test func repeatableRecordsSkipTheirFsyncAndTheWriterReturnsToFull() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("durability-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("cam1.sqlite").path
+        do {
+            let store = try TransportStore(path: path)
+            try store.saveBegin(sessionNumber: 7, openRecording: OpenRecording(sessionNumber: 7, containerType: .cmaf, fabricIndex: 1),
+                                connectionID: 3)
+            try store.append(LoggedTransportEvent(number: 1, time: Date(), fabricIndex: 1,
+                                                  event: .pushTransportEnd(.init(connectionID: 3, containerType: .cmaf, cmafSessionNumber: 6))))
+            #expect(try store.commitSynchronousLevel() == 2, "back to FULL after an event")
+            try store.save(openRecording: nil, connectionID: 4)
+            #expect(try store.commitSynchronousLevel() == 2, "back to FULL after an End's record")
+            try store.close()
+        }
+        let state = try TransportStore(path: path).load()
+        #expect(state.sessionNumbers[3] == 7)
+        #expect(state.openRecordings[3]?.sessionNumber == 7)
+    }
+
+    /// 512-byte pages for a new store (a commit writes whole pages to the WAL: the store's rows are small).
+    @Test func aNewStoreUsesSmallPages() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("durability-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("cam1.sqlite").path
+        try TransportStore(path: path).close()
+        let pageSize = try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "PRAGMA page_size") }
+        #expect(pageSize == 512)
     }
 }
