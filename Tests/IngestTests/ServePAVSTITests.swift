@@ -25,7 +25,9 @@ extension ServeEndToEndTests {
             let refused = ingest.endpoint.arrivals.filter { !(200..<300).contains($0.status) }
             #expect(refused.isEmpty, "refused: \(refused)")
             let checked = try cmafErrors(trackDirectory: ingest.root.appendingPathComponent("session_1/media"))
-            #expect(checked.segments == 2 && checked.errors.isEmpty, "\(checked)")
+            // 4 s from the trigger are two 2 s segments when the trigger falls on a keyframe and three when it falls
+            // between two (the first starts at the keyframe before it): where it falls is the loaded machine's timing.
+            #expect((2...3).contains(checked.segments) && checked.errors.isEmpty, "\(checked)")
         }
     }
 
