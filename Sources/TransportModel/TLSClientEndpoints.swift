@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 
 /// A TLS Client Management endpoint provisioned by one fabric: where to connect and the material for mutual TLS.
@@ -66,7 +67,7 @@ public struct TLSClientEndpoints: Sendable, Hashable {
     /// RESOURCE_EXHAUSTED when the fabric uses every ID.
     public mutating func addUnderFreeID(_ endpoint: TLSEndpoint) throws(TransportCommandError) -> UInt16 {
         let used = Set(endpoints.keys.filter { $0.fabricIndex == endpoint.fabricIndex }.map(\.endpointID))
-        guard let endpointID = (UInt16(1)...UInt16.max - 1).first(where: { !used.contains($0) }) else {
+        guard let endpointID = (UInt16(1)...UInt16.max - 1).lowestFree(isUsed: used.contains) else {
             throw .im(.resourceExhausted, "no free TLS endpoint ID")
         }
         var stored = endpoint

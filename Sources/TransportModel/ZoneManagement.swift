@@ -52,17 +52,18 @@ public struct ZoneManagement: Sendable, Hashable {
     /// `maxZones` zones; ALREADY_EXISTS when a zone with the same vertices exists.
     public mutating func createTwoDCartesianZone(_ zone: TwoDCartesianZoneStruct, maxZones: UInt8) throws(TransportCommandError) -> ZoneID {
         try Self.validate(zone)
-        let created = Self.motionZone(0, zone)
+        var created = Self.motionZone(0, zone)
         guard zones.count < Int(maxZones) else {
             throw .im(.resourceExhausted, "zone: the camera holds MaxZones (\(maxZones)) zones")
         }
         if let same = zones.values.first(where: { $0.polygon == created.polygon }) {
             throw .im(.alreadyExists, "zone.vertices: zone \(same.id) has the same vertices")
         }
-        guard let zoneID = (ZoneID(1)...ZoneID.max - 1).first(where: { zones[$0] == nil }) else {
+        guard let zoneID = (ZoneID(1)...ZoneID.max - 1).lowestFree(isUsed: { zones[$0] != nil }) else {
             throw .im(.resourceExhausted, "zone: no free ZoneID")
         }
-        zones[zoneID] = Self.motionZone(zoneID, zone)
+        created.id = zoneID
+        zones[zoneID] = created
         return zoneID
     }
 

@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import Foundation
 import GRDB
 import TransportModel
@@ -72,7 +73,7 @@ final class TLSCredentialStore: TLSPrivateKeyStore, Sendable {
     func addRootCertificate(_ der: Data, fabric: FabricIndex, limit: Int) throws -> UInt16? {
         try database.write { db in
             let used = Set(try Int.fetchAll(db, sql: "SELECT caid FROM rootCertificate WHERE fabric = ?", arguments: [fabric]))
-            guard used.count < limit, let caid = (0...65534).first(where: { !used.contains($0) }) else { return nil }
+            guard used.count < limit, let caid = (0...65534).lowestFree(isUsed: used.contains) else { return nil }
             try db.execute(sql: "INSERT INTO rootCertificate (fabric, caid, certificate) VALUES (?, ?, ?)",
                            arguments: [fabric, caid, der])
             return UInt16(caid)
@@ -115,7 +116,7 @@ final class TLSCredentialStore: TLSPrivateKeyStore, Sendable {
     func addClientIdentity(privateKey: Data, csr: Data, fabric: FabricIndex, limit: Int) throws -> UInt16? {
         try database.write { db in
             let used = Set(try Int.fetchAll(db, sql: "SELECT ccdid FROM clientIdentity WHERE fabric = ?", arguments: [fabric]))
-            guard used.count < limit, let ccdid = (0...65534).first(where: { !used.contains($0) }) else { return nil }
+            guard used.count < limit, let ccdid = (0...65534).lowestFree(isUsed: used.contains) else { return nil }
             try db.execute(sql: "INSERT INTO clientIdentity (fabric, ccdid, privateKey, csr) VALUES (?, ?, ?, ?)",
                            arguments: [fabric, ccdid, privateKey, csr])
             return UInt16(ccdid)
