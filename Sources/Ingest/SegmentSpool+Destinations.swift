@@ -70,8 +70,7 @@ extension SegmentSpool {
             return true
         }
         if forgotten {
-            try? FileManager.default.removeItem(
-                at: directory.appendingPathComponent("objects").appendingPathComponent(Self.safeName(key)))
+            try? FileManager.default.removeItem(at: labelDirectory(key))
             publishMetrics()
         }
         return forgotten

@@ -22,7 +22,7 @@ extension SegmentSpool {
         for entry in entries {
             let url = fileURL(connection: entry.connection, object: entry.object)
             if FileManager.default.fileExists(atPath: url.path) {
-                expected.insert(url.lastPathComponent + "\u{0}" + url.deletingLastPathComponent().lastPathComponent)
+                expected.insert(url.standardizedFileURL.path)
             } else {
                 logger.error("spool journal names a missing file; dropping the entry", metadata: ["object": "\(entry.object)"])
                 try database.write { db in
@@ -36,7 +36,7 @@ extension SegmentSpool {
         for labelDirectory in labelDirectories {
             let label = labels[labelDirectory.lastPathComponent]
             let files = (try? FileManager.default.contentsOfDirectory(at: labelDirectory, includingPropertiesForKeys: keys)) ?? []
-            for url in files where !expected.contains(url.lastPathComponent + "\u{0}" + labelDirectory.lastPathComponent) {
+            for url in files where !expected.contains(url.standardizedFileURL.path) {
                 let values = try? url.resourceValues(forKeys: Set(keys))
                 // A directory under an object's name is no object and holds none (only a fault puts one there).
                 if values?.isDirectory == true { continue }
@@ -95,7 +95,7 @@ extension SegmentSpool {
         // Only the old layout's `session_<N>` directories: anything else sitting there is not ours to move.
         let nested = children.filter {
             let name = $0.lastPathComponent
-            return name.hasPrefix("session_") && name.count > 8 && name.dropFirst(8).allSatisfy { $0.isASCII && $0.isNumber }
+            return name.hasPrefix("session_") && name.count > 8 && name.dropFirst(8).allSatisfy(\.isASCIIDigit)
                 && (try? $0.resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true
         }
         guard !nested.isEmpty else { return 0 }

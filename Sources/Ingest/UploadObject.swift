@@ -216,7 +216,7 @@ public struct IngestPath: Hashable, Sendable {
 }
 
 extension Character {
-    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+    var isASCIIDigit: Bool { isASCII && isNumber }
 }
 
 /// A track name as one percent-encoded URL path segment (RFC 3986 pchar, so `/`, `?` and `#` can never appear raw).

@@ -78,7 +78,6 @@ public protocol TransportPersistence: Sendable {
     func deleteConnections(_ connectionIDs: [UInt16]) throws
     /// Stores the sections of `registries` that `changed` names (each cluster's own tables), atomically.
     func save(registries: TransportRegistries, changed: RegistrySections) throws
-    func save(sessionNumber: UInt64, connectionID: UInt16) throws
     /// Records that `connectionID`'s recording began (`recording`) or ended (nil), so a restart after a crash can send
     /// the End a Begin is owed.
     func save(openRecording recording: OpenRecording?, connectionID: UInt16) throws
@@ -88,11 +87,6 @@ public protocol TransportPersistence: Sendable {
 }
 
 extension TransportPersistence {
-    public func saveBegin(sessionNumber: UInt64, openRecording recording: OpenRecording, connectionID: UInt16) throws {
-        try save(sessionNumber: sessionNumber, connectionID: connectionID)
-        try save(openRecording: recording, connectionID: connectionID)
-    }
-
     /// Persistence that keeps nothing across a restart has nothing to owe after one.
     public func save(openRecording recording: OpenRecording?, connectionID: UInt16) throws {}
 }
@@ -109,7 +103,7 @@ public struct VolatileTransportPersistence: TransportPersistence {
     public func save(connections: [StoredConnection], lastConnectionID: UInt16?) throws {}
     public func deleteConnections(_ connectionIDs: [UInt16]) throws {}
     public func save(registries: TransportRegistries, changed: RegistrySections) throws {}
-    public func save(sessionNumber: UInt64, connectionID: UInt16) throws {}
+    public func saveBegin(sessionNumber: UInt64, openRecording recording: OpenRecording, connectionID: UInt16) throws {}
 }
 
 /// The time source for expiry deadlines. Wall-clock, because a deadline must mean the same after a reboot.

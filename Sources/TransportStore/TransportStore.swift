@@ -171,14 +171,6 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
         }
     }
 
-    public func save(sessionNumber: UInt64, connectionID: UInt16) throws {
-        try pool.write { db in
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO sessionCounter (connectionID, lastSessionNumber) VALUES (?, ?)",
-                arguments: [Int(connectionID), Int64(bitPattern: sessionNumber)])
-        }
-    }
-
     public func save(openRecording recording: OpenRecording?, connectionID: UInt16) throws {
         guard let recording else {
             // An End's record may be lost with a power failure: a restart then sends that End once more (the

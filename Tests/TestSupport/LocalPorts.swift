@@ -15,18 +15,8 @@ public enum LocalPorts {
     /// meanwhile is refused, as by a server that is down, and no other test's server or outgoing connection can take
     /// the port. Why: a test whose ingest stays down for a minute before it starts must find its port still its own.
     public static func reserveTCPPort() throws -> PortReservation {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw LocalPortsError("cannot open a socket") }
-        var address = loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else {
-            close(fd)
-            throw LocalPortsError("cannot bind a loopback port")
-        }
-        return PortReservation(port: Int(UInt16(bigEndian: address.sin_port)), fd: fd)
+        let (fd, port) = try bindLoopback(type: SOCK_STREAM)
+        return PortReservation(port: port, fd: fd)
     }
 
     /// The first of `count` consecutive UDP ports (an even one, as RTP wants) that are all free, chosen at random in
@@ -89,15 +79,25 @@ public enum LocalPorts {
     }
 
     private static func bindEphemeral(type: __socket_type) throws -> Int {
+        let (fd, port) = try bindLoopback(type: type)
+        close(fd)
+        return port
+    }
+
+    /// A socket bound to a loopback port the kernel chose, and that port; the caller closes the socket.
+    private static func bindLoopback(type: __socket_type) throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(type.rawValue), 0)
-        defer { close(fd) }
+        guard fd >= 0 else { throw LocalPortsError("cannot open a socket") }
         var address = loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
         }
-        guard bound else { throw LocalPortsError("cannot bind a loopback port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard bound else {
+            close(fd)
+            throw LocalPortsError("cannot bind a loopback port")
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     private static func canBind(port: Int, type: __socket_type) -> Bool {
