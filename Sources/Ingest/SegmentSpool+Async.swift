@@ -103,11 +103,8 @@ extension SegmentSpool {
         try await BlockingIO.run { try self.sessionDelivery(session, owner: owner) }
     }
 
-    public func keepRecent(_ session: Int, connection: String, track: String, started: Date, thumbnail: [UInt8]? = nil,
-                           owner: String? = nil) async throws {
-        try await BlockingIO.run {
-            try self.keepRecent(session, connection: connection, track: track, started: started, thumbnail: thumbnail, owner: owner)
-        }
+    public func keepRecent(_ session: Int, connection: String, track: String, started: Date, owner: String? = nil) async throws {
+        try await BlockingIO.run { try self.keepRecent(session, connection: connection, track: track, started: started, owner: owner) }
     }
 
     public func forgetRecent(_ session: Int, connection: String) async throws {
@@ -118,8 +115,8 @@ extension SegmentSpool {
         try await BlockingIO.run { try self.recentRecordings() }
     }
 
-    public func recentThumbnail(_ session: Int, owner: String) async throws -> [UInt8]? {
-        try await BlockingIO.run { try self.recentThumbnail(session, owner: owner) }
+    public func recentRecording(_ session: Int, owner: String) async throws -> RecentRecording? {
+        try await BlockingIO.run { try self.recentRecording(session, owner: owner) }
     }
 
     public func recentFiles(_ session: Int, owner: String) async throws -> [(file: URL, bytes: Int)]? {

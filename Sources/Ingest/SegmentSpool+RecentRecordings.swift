@@ -9,15 +9,14 @@ extension SegmentSpool {
 
     /// A recording that is kept once delivered: `track`'s header and segments stay on disk (marked delivered) so the
     /// status page plays them, instead of a second copy being written. Call when the session begins, before any of its
-    /// objects is stored.
-    public func keepRecent(_ session: Int, connection: String, track: String, started: Date, thumbnail: [UInt8]? = nil,
-                           owner: String? = nil) throws {
-        let thumbnail = thumbnail.map { Data($0) }
+    /// objects is stored. No thumbnail is stored: one is made from the kept track when asked for (``recentFiles``),
+    /// which writes nothing (the `thumbnail` column only holds what spools before that stored).
+    public func keepRecent(_ session: Int, connection: String, track: String, started: Date, owner: String? = nil) throws {
         try database.write { db in
             try db.execute(sql: """
-                INSERT OR REPLACE INTO recent (connection, session, track, owner, started, thumbnail) VALUES (?, ?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO recent (connection, session, track, owner, started) VALUES (?, ?, ?, ?, ?)
                 """, arguments: [connection, session, track, owner ?? UploadDestination.owner(ofKey: connection),
-                                 started.timeIntervalSince1970, thumbnail])
+                                 started.timeIntervalSince1970])
         }
     }
 
@@ -42,27 +41,33 @@ extension SegmentSpool {
     /// The recent recordings, newest first.
     public func recentRecordings() throws -> [RecentRecording] {
         try database.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT r.*, (SELECT coalesce(sum(o.bytes), 0) FROM object o
-                             WHERE o.connection = r.connection AND o.session = r.session AND o.track = r.track) AS bytes
-                FROM recent r ORDER BY r.started DESC
-                """).map { row in
-                let ended: Double? = row["ended"]
-                let thumbnail: Data? = row["thumbnail"]
-                return RecentRecording(
-                    connection: row["connection"], owner: row["owner"], session: row["session"], track: row["track"],
-                    started: Date(timeIntervalSince1970: row["started"]), ended: ended.map { Date(timeIntervalSince1970: $0) },
-                    endReason: row["endReason"], triggerType: row["triggerType"], triggerOffset: row["triggerOffset"],
-                    hasThumbnail: thumbnail != nil, bytes: row["bytes"], finished: row["finished"])
-            }
+            try Row.fetchAll(db, sql: "\(Self.recentSelection) ORDER BY r.started DESC").map(Self.recentRecording)
         }
     }
 
-    /// The thumbnail of a recent recording of `owner`.
-    public func recentThumbnail(_ session: Int, owner: String) throws -> [UInt8]? {
+    /// The recent recording `session` of `owner`, if it is kept.
+    public func recentRecording(_ session: Int, owner: String) throws -> RecentRecording? {
         try database.read { db in
-            try Data.fetchOne(db, sql: "SELECT thumbnail FROM recent WHERE owner = ? AND session = ?", arguments: [owner, session])
-        }.map { Array($0) }
+            try Row.fetchOne(db, sql: "\(Self.recentSelection) WHERE r.owner = ? AND r.session = ?",
+                             arguments: [owner, session]).map(Self.recentRecording)
+        }
+    }
+
+    private static let recentSelection = """
+        SELECT r.connection, r.owner, r.session, r.track, r.started, r.ended, r.endReason, r.triggerType,
+               r.triggerOffset, r.finished,
+               (SELECT coalesce(sum(o.bytes), 0) FROM object o
+                WHERE o.connection = r.connection AND o.session = r.session AND o.track = r.track) AS bytes
+        FROM recent r
+        """
+
+    private static func recentRecording(_ row: Row) -> RecentRecording {
+        let ended: Double? = row["ended"]
+        return RecentRecording(
+            connection: row["connection"], owner: row["owner"], session: row["session"], track: row["track"],
+            started: Date(timeIntervalSince1970: row["started"]), ended: ended.map { Date(timeIntervalSince1970: $0) },
+            endReason: row["endReason"], triggerType: row["triggerType"], triggerOffset: row["triggerOffset"],
+            bytes: row["bytes"], finished: row["finished"])
     }
 
     /// The files of a recent recording of `owner` in playing order — its track's header, then its segments by

@@ -35,8 +35,8 @@ public struct RecentRecording: Sendable, Hashable {
     public var ended: Date?
     public var endReason: String?
     public var triggerType: String?
+    /// Seconds from its first picture to its trigger (where its thumbnail is taken).
     public var triggerOffset: Double?
-    public var hasThumbnail: Bool
     /// Bytes of its track on disk so far.
     public var bytes: Int
     /// Its recording ended (the page lists it as a clip).

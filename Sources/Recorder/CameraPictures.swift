@@ -93,9 +93,9 @@ public final class SnapshotRequests: Sendable {
 ///
 /// A failure to make a JPEG never fails the recording: it is logged (once as a warning, then at debug level) and the
 /// clip goes on without its thumbnail.
-final class TriggerPictures {
+public final class TriggerPictures {
     /// Thumbnails are what the status page lists; 320 px is sharp at its 2× pixel density and about 10 KB.
-    static let thumbnailWidth = 320
+    public static let thumbnailWidth = 320
     /// Snapshots are drawn larger, with the zones over them.
     static let snapshotWidth = 640
 

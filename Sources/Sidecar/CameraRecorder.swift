@@ -64,6 +64,14 @@ public final class CameraRecorder: Sendable {
         /// The video's picture size as the last pass found it.
         var videoSize: (width: Int, height: Int)?
 
+        /// Holds `thumbnail` for `key`; past ``thumbnailsKept`` the oldest held goes.
+        mutating func remember(_ thumbnail: JPEGPicture, for key: ClipKey) {
+            thumbnails[key] = thumbnail
+            thumbnailOrder.removeAll { $0 == key }
+            thumbnailOrder.append(key)
+            while thumbnailOrder.count > CameraRecorder.thumbnailsKept { thumbnails[thumbnailOrder.removeFirst()] = nil }
+        }
+
         /// A pass is reading the source and has read from it.
         var isStreaming: Bool { source != .stopped && (control?.statistics.packetsRead ?? 0) > 0 }
 
@@ -148,17 +156,17 @@ public final class CameraRecorder: Sendable {
     /// A recording began (the cluster accepted its Begin as `session`), with the picture at its trigger if the
     /// connection makes thumbnails: the status page shows it from now on.
     func noteRecordingBegan(connection: UInt16, session: UInt64, thumbnail: JPEGPicture?) {
-        let key = ClipKey(connection: connection, session: session)
         state.withLock { state in
             state.recording[connection] = (session, Date())
             guard let thumbnail else { return }
-            state.thumbnails[key] = thumbnail
-            state.thumbnailOrder.removeAll { $0 == key }
-            state.thumbnailOrder.append(key)
-            while state.thumbnailOrder.count > Self.thumbnailsKept {
-                state.thumbnails[state.thumbnailOrder.removeFirst()] = nil
-            }
+            state.remember(thumbnail, for: ClipKey(connection: connection, session: session))
         }
+    }
+
+    /// A thumbnail made later from a kept recording (``RecordedPicture``): held like one made at the trigger, so the
+    /// recording is decoded once however often the page asks.
+    public func keepThumbnail(_ thumbnail: JPEGPicture, connection: UInt16, session: UInt64) {
+        state.withLock { $0.remember(thumbnail, for: ClipKey(connection: connection, session: session)) }
     }
 
     /// A finished session, for the status page: newest first, at most ``recentClipsKept`` (an older one's thumbnail is

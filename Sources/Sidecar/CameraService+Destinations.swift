@@ -162,8 +162,7 @@ extension CameraService {
                     upload.sessionBegan()
                     guard keepsRecent else { return }
                     do {
-                        try await spool.keepRecent(session, connection: upload.destination, track: videoTrack, started: now,
-                                                   thumbnail: request.thumbnail?.bytes)
+                        try await spool.keepRecent(session, connection: upload.destination, track: videoTrack, started: now)
                     } catch {
                         // The recording goes on and is delivered; the page will not have it.
                         logger.warning("could not keep the recording for the status page", metadata: [

@@ -1,6 +1,7 @@
 import Foundation
 import Ingest
 import Logging
+import MediaIO
 import Metrics
 import Recorder
 import ServiceLifecycle
@@ -103,12 +104,27 @@ extension SidecarEngine {
         return ClipParts(parts: files.map { ClipParts.Part(file: $0.file, bytes: $0.bytes) })
     }
 
-    /// The recorder's (a recording running now, or one of this run) else the spool's (kept with the recording).
+    /// The recorder's (made at the trigger: a recording running now, or one of this run) else one made from the
+    /// spool's kept recording at its trigger (after a restart, or once the recorder's bound let it go), then held.
     public func thumbnail(camera id: String, connection: UInt16, session: UInt64) async -> Data? {
         guard let camera = camera(id) else { return nil }
         if let held = camera.recorder.thumbnail(connection: connection, session: session) { return Data(held.bytes) }
-        return (try? await spool.recentThumbnail(Int(session), owner: Self.spoolOwner(camera: id, connection: connection)))
-            .flatMap { $0 }.map { Data($0) }
+        let owner = Self.spoolOwner(camera: id, connection: connection)
+        do {
+            guard let recording = try await spool.recentRecording(Int(session), owner: owner), recording.finished,
+                  let files = try await spool.recentFiles(Int(session), owner: owner) else { return nil }
+            let picture = try await BlockingIO.run {
+                try RecordedPicture.jpeg(of: files.map(\.file), at: recording.triggerOffset ?? 0,
+                                         maxWidth: TriggerPictures.thumbnailWidth)
+            }
+            camera.recorder.keepThumbnail(picture, connection: connection, session: session)
+            return Data(picture.bytes)
+        } catch {
+            logger.warning("could not make the thumbnail of a kept recording", metadata: [
+                "camera": "\(id)", "connection": "\(connection)", "session": "\(session)", "error": "\(error)",
+            ])
+            return nil
+        }
     }
 
     /// The camera's recent clips: the recorder's list of this run joined with the recordings the spool keeps (which
@@ -128,7 +144,8 @@ extension SidecarEngine {
                 triggerOffset: recording.triggerOffset)
             let path = "/v1/cameras/\(camera)/clips/\(connection)/\(recording.session)"
             clip.clip = path
-            if recording.hasThumbnail { clip.thumbnail = path + "/thumbnail.jpg" }
+            // Made from the kept track when first asked for (``thumbnail(camera:connection:session:)``).
+            clip.thumbnail = path + "/thumbnail.jpg"
             clips[key] = clip
         }
         return Array(clips.values.sorted { $0.started > $1.started }.prefix(CameraRecorder.recentClipsKept))

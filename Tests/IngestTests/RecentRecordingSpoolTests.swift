@@ -12,7 +12,7 @@ import Testing
     /// Stores and delivers a kept session of `segments` segments of `size` bytes (and an audio header, not kept).
     static func record(_ session: Int, in spool: SegmentSpool, label: String = "cam1/1@a", segments: Int = 2, size: Int = 100,
                        started: Date) throws {
-        try spool.keepRecent(session, connection: label, track: "video", started: started, thumbnail: [0xFF, 0xD8, 0xFF, 0xD9])
+        try spool.keepRecent(session, connection: label, track: "video", started: started)
         let objects = [UploadObject.header(session: session, track: "video"), .header(session: session, track: "audio")]
             + (1...segments).map { object(session, 1000 + $0) }
         for item in objects { try spool.store([UInt8](repeating: UInt8(session), count: size), for: item, connection: label) }
@@ -33,14 +33,18 @@ import Testing
         }
         let spool = try SegmentSpool(directory: directory, logger: .quiet)
         let kept = try spool.recentRecordings()
-        #expect(kept.map(\.session) == [1] && kept[0].owner == "cam1/1" && kept[0].finished && kept[0].hasThumbnail)
+        #expect(kept.map(\.session) == [1] && kept[0].owner == "cam1/1" && kept[0].finished)
         #expect(kept[0].endReason == "motionDetectedDuration" && kept[0].triggerOffset == 1.5 && kept[0].bytes == 300)
         let files = try #require(try spool.recentFiles(1, owner: "cam1/1"))
         let objects = [UploadObject.header(session: 1, track: "video"), UploadObject(session: 1, track: "video", number: 1001),
                        UploadObject(session: 1, track: "video", number: 1002)]
         #expect(files.map(\.file.lastPathComponent) == objects.map(\.spoolFileName))
         #expect(files.allSatisfy { FileManager.default.fileExists(atPath: $0.file.path) && $0.bytes == 100 })
-        #expect(try spool.recentThumbnail(1, owner: "cam1/1") == [0xFF, 0xD8, 0xFF, 0xD9])
+        // No thumbnail is written with it (the page's is made from the kept track): the column old spools filled is empty.
+        #expect(try spool.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM recent WHERE thumbnail IS NOT NULL") } == 0)
+        // One recording by its owner and number: what the page's thumbnail is made from (at its trigger offset).
+        #expect(try spool.recentRecording(1, owner: "cam1/1") == kept[0])
+        #expect(try spool.recentRecording(1, owner: "cam1/2") == nil && spool.recentRecording(2, owner: "cam1/1") == nil)
         // The audio track was not kept: its delivered header went as usual.
         #expect(try spool.entry(connection: "cam1/1@a", object: .header(session: 1, track: "audio")) == nil)
         #expect(try spool.recentFiles(2, owner: "cam1/1") == nil)

@@ -29,6 +29,12 @@ extension ServeEndToEndTests {
                 stored += try Data(contentsOf: folder.appendingPathComponent(segment))
             }
             let path = "/v1/cameras/cam1/clips/\(id)/1"
+            // A baseline JPEG's size from its start of frame (FF C0: precision, height, width).
+            func size(_ jpeg: [UInt8]) -> [Int]? {
+                jpeg.indices.dropLast(9).first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xC0 }
+                    .map { [Int(jpeg[$0 + 7]) << 8 | Int(jpeg[$0 + 8]), Int(jpeg[$0 + 5]) << 8 | Int(jpeg[$0 + 6])] }
+            }
+            var sizes: [[Int]?] = []
             for run in 1...2 {
                 let (status, whole) = try await serve.bytes(path)
                 #expect(status == 200 && whole.contentType == "video/mp4", "run \(run)")
@@ -37,6 +43,7 @@ extension ServeEndToEndTests {
                 #expect(partial == 206 && text.utf8.count == 8, "run \(run)")
                 let (thumbnail, jpeg) = try await serve.bytes(path + "/thumbnail.jpg")
                 #expect(thumbnail == 200 && jpeg.body.starts(with: [0xFF, 0xD8]), "run \(run)")
+                sizes.append(size(jpeg.body))
                 let clips = try #require(try await serve.camera()["recentClips"] as? [[String: Any]])
                 let clip = try #require(clips.first { $0["connectionID"] as? Int == id && $0["cmafSessionNumber"] as? Int == 1 })
                 #expect(clip["clip"] as? String == path && clip["thumbnail"] as? String == path + "/thumbnail.jpg", "\(clip)")
@@ -47,6 +54,8 @@ extension ServeEndToEndTests {
                 serve = try await Serve(directory: ingest.directory, source: TestPaths.media(Self.media).path, run: 2)
                 try await serve.waitUntilStreaming()
             }
+            // After the restart the thumbnail is made from the kept recording (nothing was stored): the same size.
+            #expect(sizes.count == 2 && sizes[0] == [320, 180] && sizes[1] == sizes[0], "\(sizes)")
             // The playable clip decodes: ffprobe counts the frames of the served body.
             let file = ingest.directory.appendingPathComponent("served.mp4")
             try Data(try await serve.bytes(path).response.body).write(to: file)
