@@ -7,6 +7,8 @@ import Foundation
 
 /// Crash-safe file writes: temp file, write, fsync, rename, fsync the directory. After `write` returns, the file
 /// survives `kill -9` and power loss with exactly these bytes; before, the old state (no file) stays visible.
+/// With `sync: false` only the kill -9 half holds until ``sync(_:)`` is called: the rename still shows the whole file
+/// or none to every later reader, but a power failure may leave the name with missing or zeroed data.
 enum DurableFile {
     struct Failure: Error, CustomStringConvertible {
         var operation: String
@@ -15,7 +17,7 @@ enum DurableFile {
         var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
     }
 
-    static func write(_ bytes: some Collection<UInt8>, to url: URL) throws {
+    static func write(_ bytes: some Collection<UInt8>, to url: URL, sync: Bool = true) throws {
         let directory = url.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString.prefix(8)).tmp")
@@ -37,7 +39,9 @@ enum DurableFile {
                 offset += written
             }
         }
-        guard fsync(fd) == 0 else { throw Failure(operation: "fsync", path: temporary.path, code: errno) }
+        if sync {
+            guard fsync(fd) == 0 else { throw Failure(operation: "fsync", path: temporary.path, code: errno) }
+        }
         close(fd)
         closed = true
         guard rename(temporary.path, url.path) == 0 else {
@@ -45,7 +49,20 @@ enum DurableFile {
             unlink(temporary.path)
             throw Failure(operation: "rename", path: url.path, code: code)
         }
-        try syncDirectory(directory)
+        if sync { try syncDirectory(directory) }
+    }
+
+    /// Makes a file written with `sync: false` durable (its data and size; its name needs ``syncDirectory(_:)``).
+    /// False when the file is gone (it was delivered and removed meanwhile: nothing left to keep).
+    static func sync(_ url: URL) throws -> Bool {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return false }
+            throw Failure(operation: "open", path: url.path, code: errno)
+        }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw Failure(operation: "fsync", path: url.path, code: errno) }
+        return true
     }
 
     /// Reads a whole file; errors name the path and the system's reason ("Is a directory", "No such file…").

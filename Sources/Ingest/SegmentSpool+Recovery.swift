@@ -19,16 +19,31 @@ extension SegmentSpool {
         }
         let entries = try database.read { db in try Row.fetchAll(db, sql: "SELECT * FROM object").map(Self.entry) }
         var expected = Set<String>()
+        var damaged: [String: [UploadObject]] = [:]  // by label: objects a power failure cut short, never delivered
         for entry in entries {
             let url = fileURL(connection: entry.connection, object: entry.object)
-            if FileManager.default.fileExists(atPath: url.path) {
+            let values = try? url.resourceValues(forKeys: [.fileSizeKey, .isRegularFileKey])
+            let size = values?.fileSize
+            // Something that is not a file where the object goes (only a fault puts one there) stays: reading it
+            // fails at upload, which retries, then gives the object up — counted and reported there.
+            if let values, values.isRegularFile != true || (size == entry.bytes && SpoolFileCheck.isWhole(entry.object, at: url, length: size ?? 0)) {
                 expected.insert(url.standardizedFileURL.path)
-            } else {
+                continue
+            }
+            if size == nil {
                 logger.error("spool journal names a missing file; dropping the entry", metadata: ["object": "\(entry.object)"])
-                try database.write { db in
-                    try db.execute(sql: "DELETE FROM object WHERE connection = ? AND session = ? AND track = ? AND number = ?",
-                                   arguments: [entry.connection, entry.object.session, entry.object.track, entry.object.number])
-                }
+            } else {
+                // Written without an fsync and cut short by a power failure (see ``syncDelay``).
+                try? FileManager.default.removeItem(at: url)
+                if !entry.delivered { damaged[entry.connection, default: []].append(entry.object) }
+                logger.error("spool: an object's file did not reach the disk whole (power failure); it is dropped", metadata: [
+                    "connection": "\(entry.connection)", "object": "\(entry.object)", "bytes": "\(entry.bytes)",
+                    "onDisk": "\(size ?? 0)", "delivered": "\(entry.delivered)",
+                ])
+            }
+            try database.write { db in
+                try db.execute(sql: "DELETE FROM object WHERE connection = ? AND session = ? AND track = ? AND number = ?",
+                               arguments: [entry.connection, entry.object.session, entry.object.track, entry.object.number])
             }
         }
         var adopted: [(label: String, object: UploadObject, bytes: Int, created: Date)] = []
@@ -42,6 +57,13 @@ extension SegmentSpool {
                 if values?.isDirectory == true { continue }
                 if let label, values?.isRegularFile == true, let object = UploadObject(spoolFileName: url.lastPathComponent),
                    let size = values?.fileSize {
+                    guard SpoolFileCheck.isWhole(object, at: url, length: size) else {
+                        try? FileManager.default.removeItem(at: url)
+                        damaged[label, default: []].append(object)
+                        logger.error("spool: an object file without its journal row is not whole (power failure); it is dropped",
+                                     metadata: ["connection": "\(label)", "object": "\(object)", "onDisk": "\(size)"])
+                        continue
+                    }
                     adopted.append((label, object, size, values?.contentModificationDate ?? Date()))
                 } else {
                     try? FileManager.default.removeItem(at: url)
@@ -79,9 +101,15 @@ extension SegmentSpool {
         try database.write { db in
             try db.execute(sql: "UPDATE recent SET finished = 1, endReason = coalesce(endReason, 'interrupted') WHERE finished = 0")
         }
+        for (label, objects) in damaged {
+            Counter(label: "pushav_spool_damaged_objects_total", dimensions: UploadDestination.metricDimensions(ofKey: label))
+                .increment(by: objects.count)
+        }
+        self.damaged.withLock { $0 = damaged }
         let pending = entries.filter { !$0.delivered }.count + adopted.count
         logger.info("spool opened", metadata: [
             "directory": "\(directory.path)", "pending": "\(pending)", "strays": "\(strays)", "adopted": "\(adopted.count)",
+            "damaged": "\(damaged.values.map(\.count).reduce(0, +))",
         ])
     }
 
@@ -137,5 +165,12 @@ extension SegmentSpool {
                 """)
         }
         return Dictionary(labels.map { (Self.safeName($0), $0) }, uniquingKeysWith: { first, _ in first })
+    }
+}
+
+extension SegmentSpool {
+    /// Undelivered objects of `connection` that this open found cut short by a power failure and dropped: lost.
+    public func damagedAtOpen(connection: String) -> [UploadObject] {
+        damaged.withLock { $0[connection] ?? [] }
     }
 }

@@ -4,9 +4,11 @@ import Logging
 import Metrics
 import Synchronization
 
-/// The durable upload queue: every CMAF object is written and fsync'd under `directory/objects/` (its name says which
-/// object it is) and journalled in SQLite (WAL) before upload is attempted, so a `kill -9` or a power failure loses
-/// at most what was not yet handed over. Bounded by bytes: when full, whole oldest sessions (clips) are evicted, logged and counted. Thread-safe.
+/// The durable upload queue: every CMAF object is written under `directory/objects/` (its name says which object it
+/// is) and journalled in SQLite (WAL) before upload is attempted, so a `kill -9` loses nothing that was stored, and a
+/// power failure loses at most what was not yet handed over plus what was stored in the last ``syncDelay`` seconds
+/// (an object still waiting after that is fsync'd). Bounded by bytes: when full, whole oldest sessions (clips) are
+/// evicted, logged and counted. Thread-safe.
 public final class SegmentSpool: Sendable {
     public let directory: URL
     public let capacity: Int
@@ -21,12 +23,31 @@ public final class SegmentSpool: Sendable {
     let publishedConnections = Mutex<Set<String>>([])
     /// Sessions finished since open: every 100th prunes the delivery records.
     let finishedSessions = Atomic<Int>(0)
+    /// How long an object may wait for delivery before it is fsync'd (0: fsync'd as it is stored).
+    ///
+    /// Why defer: an fsync per object (then one of its directory) cleaned the file's last page, the directory block
+    /// and the inode block each time, so every object paid for all three again; and most objects reach the ingest
+    /// within a second, live. Deferred, an object delivered in time is never synced — an audio object deleted before
+    /// the kernel wrote it is never written at all — and the metadata of many objects is written once. What it costs:
+    /// a power failure (not kill -9: the page cache outlives the process) may also lose the objects stored in the
+    /// last `syncDelay` seconds that were not yet delivered, beside the segment being recorded that it loses anyway;
+    /// ``recover()`` then drops files whose data did not reach the disk, logged and counted.
+    public let syncDelay: TimeInterval
+    /// Objects stored and not yet fsync'd, oldest first. Bounded by the spool itself: an entry leaves when its object
+    /// is delivered or synced (``syncOverdue(now:)``, every half `syncDelay`).
+    let unsynced = Mutex<[UnsyncedObject]>([])
+    /// Undelivered objects found cut short at open (a power failure: see ``syncDelay``), by label: lost, and said so
+    /// by whoever delivers that label (`pushav upload` and `record --push` exit non-zero).
+    let damaged = Mutex<[String: [UploadObject]]>([:])
+    /// Runs ``syncOverdue(now:)``; cancelled (and what is pending synced) when the spool goes.
+    nonisolated(unsafe) private var syncTimer: (any DispatchSourceTimer)?
 
     /// Opens (or creates) the spool: drops journal rows whose file vanished and adopts object files whose row was
     /// lost (see ``recover()``).
     public init(directory: URL, capacity: Int = 1 << 30, recentBytes: Int = 256 << 20, recentSessions: Int = 100,
-                logger: Logger = Logger(label: "pushav.spool")) throws {
+                syncDelay: TimeInterval = 2, logger: Logger = Logger(label: "pushav.spool")) throws {
         self.directory = directory
+        self.syncDelay = max(0, syncDelay)
         self.capacity = capacity
         self.recentBytes = recentBytes
         self.recentSessions = recentSessions
@@ -115,6 +136,19 @@ public final class SegmentSpool: Sendable {
         try recover()
         try pruneDeliveryRecords()
         publishMetrics()
+        if self.syncDelay > 0 {
+            let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "pushav.spool.sync", qos: .utility))
+            let period = DispatchTimeInterval.milliseconds(Int(self.syncDelay * 500))
+            timer.schedule(deadline: .now() + period, repeating: period, leeway: .milliseconds(100))
+            timer.setEventHandler { [weak self] in self?.syncOverdue() }
+            timer.resume()
+            syncTimer = timer
+        }
+    }
+
+    deinit {
+        syncTimer?.cancel()
+        syncPending()
     }
 
     // MARK: - Writing
@@ -128,7 +162,10 @@ public final class SegmentSpool: Sendable {
         } catch {
             logger.error("spool eviction failed", metadata: ["error": "\(error)"])
         }
-        try DurableFile.write(bytes, to: fileURL(connection: connection, object: object))
+        try DurableFile.write(bytes, to: fileURL(connection: connection, object: object), sync: syncDelay == 0)
+        if syncDelay > 0 {
+            unsynced.withLock { $0.append(UnsyncedObject(connection: connection, object: object, stored: now)) }
+        }
         try database.write { db in
             try db.execute(
                 sql: """
@@ -179,6 +216,7 @@ public final class SegmentSpool: Sendable {
 
     /// A delivered segment leaves the spool; a delivered header stays until its session is finished and drained.
     public func markDelivered(connection: String, object: UploadObject) throws {
+        forgetUnsynced(connection: connection, object: object)
         var kept = false
         try database.write { db in
             // An object of a recent recording's track stays (delivered) for the status page.
@@ -204,6 +242,7 @@ public final class SegmentSpool: Sendable {
     /// connection is no longer busy with it and nothing waits for it, and is recorded in `given_up` with `reason`, so
     /// ``sessionDelivery(_:connection:)`` still tells its session apart from one delivered whole.
     public func markGivenUp(connection: String, object: UploadObject, reason: String, now: Date = Date()) throws {
+        forgetUnsynced(connection: connection, object: object)
         try database.write { db in
             try db.execute(sql: "DELETE FROM object WHERE connection = ? AND session = ? AND track = ? AND number = ?",
                            arguments: [connection, object.session, object.track, object.number])

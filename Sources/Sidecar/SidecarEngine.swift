@@ -207,7 +207,9 @@ public final class SidecarEngine: SidecarControl, Service {
                 }
             }
         }
-        logger.notice("stopped")
+        // What stays in the spool is made durable before the process ends (objects wait up to its syncDelay for it).
+        let synced = (try? await BlockingIO.run { [spool] in spool.syncPending() }) ?? 0
+        logger.notice("stopped", metadata: ["objectsSyncedAtStop": "\(synced)"])
     }
 
     /// Whether recording `session` of `connection` on `camera` has ended and all of it reached the ingest (for the

@@ -139,6 +139,8 @@ final class RecordingUpload: Sendable {
             }
         }
         let summary = await running.value
+        // What stays in the spool is made durable before the process ends (objects wait up to its syncDelay for it).
+        _ = try? await BlockingIO.run { [spool = uploader.spool] in spool.syncPending() }
         let where_ = uploader.spool.directory.path
         if summary.unconfirmed > 0 {
             // Not an error: the ingest most likely holds them (it refused copies of an attempt that got no answer).
@@ -151,6 +153,12 @@ final class RecordingUpload: Sendable {
             let upload = summary.failure.map { "; upload incomplete (\($0)), the spool at \(where_) is kept" } ?? ""
             throw CLIError("\(summary.lost) object(s) lost: could not be written to the spool at \(where_), never uploaded: "
                            + "\(named)\(upload); \(summary.delivered) delivered, \(summary.retries) retries")
+        }
+        let damaged = uploader.spool.damagedAtOpen(connection: uploader.endpoint.connection)
+        if !damaged.isEmpty {
+            throw CLIError("\(damaged.count) object(s) lost to a power failure: their files in the spool at \(where_) did "
+                           + "not reach the disk whole and were dropped when it was opened: \(Self.list(damaged, of: damaged.count)); "
+                           + "\(summary.delivered) delivered")
         }
         if summary.givenUp > 0 {
             // Refused for good by the ingest and dropped from the spool: a run that lost them must not exit 0.

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import Ingest
 import Testing
+import TestSupport
 
 /// The spool's destinations: each label's objects keep the destination they were recorded for, across reopens;
 /// retirement is remembered from its first time; a retired destination is forgotten once nothing of it waits, and its
@@ -25,8 +26,8 @@ import Testing
             try spool.register(a)
             try spool.register(a)  // idempotent
             try spool.register(b)
-            try spool.store([1], for: .header(session: 1, track: "video"), connection: a.key)
-            try spool.store([2], for: .header(session: 2, track: "video"), connection: b.key)
+            try spool.store(SpoolObjectBytes.whole(.header(session: 1, track: "video"), [1]), for: .header(session: 1, track: "video"), connection: a.key)
+            try spool.store(SpoolObjectBytes.whole(.header(session: 2, track: "video"), [2]), for: .header(session: 2, track: "video"), connection: b.key)
             try spool.retire(destination: a.key, now: first)
             try spool.retire(destination: a.key, now: first.addingTimeInterval(60))
         }
@@ -53,7 +54,7 @@ import Testing
         let spool = try SegmentSpool(directory: directory, logger: .quiet)
         let a = Self.destination()
         try spool.register(a)
-        try spool.store([1], for: .header(session: 1, track: "video"), connection: a.key)
+        try spool.store(SpoolObjectBytes.whole(.header(session: 1, track: "video"), [1]), for: .header(session: 1, track: "video"), connection: a.key)
         #expect(try !spool.forgetDestinationIfDone(a.key), "current: never forgotten")
         try spool.retire(destination: a.key)
         #expect(try !spool.forgetDestinationIfDone(a.key), "an object waits")
@@ -71,8 +72,8 @@ import Testing
         let b = Self.destination(url: "https://b.example/in")
         let objects = [UploadObject.header(session: 1, track: "video"), UploadObject(session: 1, track: "video", number: 1001),
                        UploadObject(session: 2, track: "video", number: 1001)]
-        for object in objects { try spool.store([9], for: object, connection: a.key) }
-        try spool.store([8], for: .header(session: 3, track: "video"), connection: b.key)
+        for object in objects { try spool.store(SpoolObjectBytes.whole(object, [9]), for: object, connection: a.key) }
+        try spool.store(SpoolObjectBytes.whole(.header(session: 3, track: "video"), [8]), for: .header(session: 3, track: "video"), connection: b.key)
         let given = try spool.giveUpPending(destination: a.key, reason: "unreachable")
         #expect(Set(given) == Set(objects))
         #expect(try spool.givenUpObjects(connection: a.key).map(\.object).sorted() == objects.sorted())
@@ -86,9 +87,9 @@ import Testing
         let spool = try SegmentSpool(directory: directory, logger: .quiet)
         let now = Date()
         let old = now.addingTimeInterval(-SegmentSpool.deliveryRecordRetention - 60)
-        try spool.store([1], for: .header(session: 1, track: "video"), connection: "c")
+        try spool.store(SpoolObjectBytes.whole(.header(session: 1, track: "video"), [1]), for: .header(session: 1, track: "video"), connection: "c")
         try spool.markGivenUp(connection: "c", object: .header(session: 1, track: "video"), reason: "old", now: old)
-        try spool.store([1], for: .header(session: 2, track: "video"), connection: "c")
+        try spool.store(SpoolObjectBytes.whole(.header(session: 2, track: "video"), [1]), for: .header(session: 2, track: "video"), connection: "c")
         try spool.markGivenUp(connection: "c", object: .header(session: 2, track: "video"), reason: "new", now: now)
         let kept = SegmentSpool.sessionRecordsKept
         for session in 1...(kept + 10) { try spool.finishSession(session, connection: "d") }

@@ -141,6 +141,35 @@ import Testing
         #expect(replay.status != 0 && replay.output.contains("segment_1002.m4s unreadable"), "\(replay.output)")
     }
 
+    /// A spool whose segment a power failure cut short (written without its fsync, the file's length reached the disk
+    /// and not all of its data): `pushav upload` delivers the rest, never the broken object, and exits non-zero naming
+    /// it as lost.
+    @Test func anObjectAPowerFailureCutShortIsNamedAndTheUploadFails() async throws {
+        let setup = try await FaultTests.Setup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        let server = try await setup.endpoint.start(pki: setup.pki)
+        let url = "https://localhost:\(server.port)/"
+        let victim = UploadObject(session: 1, track: "video", number: 1002)
+        do {
+            let spool = try SegmentSpool(directory: setup.directory.appendingPathComponent("spool"), logger: .quiet)
+            for object in setup.media.objects { try await spool.store(object.bytes, for: object.object, connection: url) }
+            try await spool.finishSession(1, connection: url)
+            let file = spool.fileURL(connection: url, object: victim)
+            let bytes = try Data(contentsOf: file)
+            try bytes.prefix(bytes.count / 2).write(to: file)
+        }
+        let replay = try await PushavProcess.run(
+            ["upload", "--segment-duration", "1000", "--retry-budget", "2", "--max-backoff", "50"] + Self.pushArguments(setup, port: server.port),
+            log: setup.directory.appendingPathComponent("upload.log")
+        ) { nil }
+        await server.stop()
+        #expect(replay.status != 0, "\(replay.output)")
+        #expect(replay.output.contains("1 object(s) lost to a power failure") && replay.output.contains("segment_1002.m4s"),
+                "\(replay.output)")
+        #expect(!setup.endpoint.storedPaths.contains("session_1/video/segment_1002.m4s"))
+        #expect(setup.endpoint.storedPaths.contains("session_1/video/segment_1003.m4s"), "\(setup.endpoint.storedPaths)")
+    }
+
     /// A segment the spool cannot write (a directory sits where its file goes: the final rename fails even for root)
     /// is counted and, unless a live upload of it was already under way and delivers it, lost: the summary names it
     /// and everything else is still delivered.

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Ingest
 import Testing
+import TestSupport
 
 /// Recent recordings in the spool: a kept session's track stays on disk once delivered (the page plays it, no second
 /// copy), across a reopen, bounded by bytes and sessions, oldest first; space for undelivered objects always wins.
@@ -15,7 +16,10 @@ import Testing
         try spool.keepRecent(session, connection: label, track: "video", started: started)
         let objects = [UploadObject.header(session: session, track: "video"), .header(session: session, track: "audio")]
             + (1...segments).map { object(session, 1000 + $0) }
-        for item in objects { try spool.store([UInt8](repeating: UInt8(session), count: size), for: item, connection: label) }
+        // Each object `size` bytes in all: a 16-byte box structure around its payload.
+        for item in objects {
+            try spool.store(SpoolObjectBytes.whole(item, [UInt8](repeating: UInt8(session), count: size - 16)), for: item, connection: label)
+        }
         for item in objects { try spool.markDelivered(connection: label, object: item) }
         try spool.finishSession(session, connection: label)
         try spool.finishRecent(session, connection: label, ended: started + 10, endReason: "motionDetectedDuration",
@@ -70,9 +74,9 @@ import Testing
         let t0 = Date(timeIntervalSince1970: 1_000_000)
         // Capacity for about five 100-byte objects: the kept session (older) goes before the waiting one.
         let spool = try SegmentSpool(directory: directory, capacity: 500, logger: .quiet)
-        try spool.store([1], for: Self.object(7, 1001), connection: "cam1/2@b", now: t0)  // waiting, the oldest
+        try spool.store(SpoolObjectBytes.whole(Self.object(7, 1001), [1]), for: Self.object(7, 1001), connection: "cam1/2@b", now: t0)  // waiting, the oldest
         try Self.record(1, in: spool, started: t0 + 1)
-        try spool.store([UInt8](repeating: 9, count: 250), for: Self.object(8, 1001), connection: "cam1/2@b", now: t0 + 2)
+        try spool.store(SpoolObjectBytes.whole(Self.object(8, 1001), [UInt8](repeating: 9, count: 250)), for: Self.object(8, 1001), connection: "cam1/2@b", now: t0 + 2)
         #expect(try spool.recentRecordings().isEmpty, "the recent recording made way")
         #expect(try spool.nextPending(connection: "cam1/2@b", track: "video")?.object == Self.object(7, 1001))
         #expect(try spool.statistics().evictions == 0, "nothing undelivered was evicted")

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import Ingest
 import Testing
+import TestSupport
 
 /// The spool's durable record is each object's file; its journal row is an index that the last commits of a power
 /// failure may lose (the journal commits without fsync). These tests take rows away behind the spool's back, as a
@@ -59,8 +60,8 @@ import Testing
         let spool = try SegmentSpool(directory: directory, logger: .quiet)
         for session in 1...3 {
             for track in ["video", "audio"] {
-                try spool.store([1], for: .header(session: session, track: track), connection: "c")
-                try spool.store([2, 3], for: UploadObject(session: session, track: track, number: 1001), connection: "c")
+                try spool.store(SpoolObjectBytes.whole(.header(session: session, track: track), [1]), for: .header(session: session, track: track), connection: "c")
+                try spool.store(SpoolObjectBytes.whole(UploadObject(session: session, track: track, number: 1001), [2, 3]), for: UploadObject(session: session, track: track, number: 1001), connection: "c")
             }
             try spool.finishSession(session, connection: "c")
         }
@@ -81,7 +82,7 @@ import Testing
         let label: URL
         do {
             let spool = try SegmentSpool(directory: directory, logger: .quiet)
-            for (index, object) in objects.enumerated() { try spool.store([UInt8(index), 7], for: object, connection: "c") }
+            for (index, object) in objects.enumerated() { try spool.store(SpoolObjectBytes.whole(object, [UInt8(index), 7]), for: object, connection: "c") }
             label = spool.labelDirectory("c")
         }
         for object in objects {
@@ -94,7 +95,7 @@ import Testing
         let spool = try SegmentSpool(directory: directory, logger: .quiet)
         #expect(try spool.statistics().queueDepth == objects.count)
         for (index, object) in objects.enumerated() {
-            #expect(try spool.bytes(connection: "c", object: object) == [UInt8(index), 7], "\(object)")
+            #expect(try spool.bytes(connection: "c", object: object) == SpoolObjectBytes.whole(object, [UInt8(index), 7]), "\(object)")
         }
         let left = try FileManager.default.contentsOfDirectory(atPath: label.path).sorted()
         #expect(left == objects.map(\.spoolFileName).sorted(), "no directory and no stray is left")
@@ -118,9 +119,9 @@ import Testing
         do {
             let spool = try SegmentSpool(directory: directory, logger: .quiet)
             try spool.register(destination)
-            try spool.store([1, 2, 3], for: header, connection: label)
-            try spool.store([4, 5], for: segment, connection: label)
-            try spool.store([6], for: manifest, connection: label)
+            try spool.store(SpoolObjectBytes.whole(header, [1, 2, 3]), for: header, connection: label)
+            try spool.store(SpoolObjectBytes.whole(segment, [4, 5]), for: segment, connection: label)
+            try spool.store(SpoolObjectBytes.whole(manifest, [6]), for: manifest, connection: label)
         }
         // The store's commits are lost (rows and the session counter); the files are on disk.
         try loseRows(in: directory, "DELETE FROM object; DELETE FROM session; DELETE FROM counter")
@@ -135,7 +136,7 @@ import Testing
 
         let spool = try SegmentSpool(directory: directory, logger: .quiet)
         #expect(try spool.nextPending(connection: label, track: "a b")?.object == header)
-        #expect(try spool.bytes(connection: label, object: segment) == [4, 5])
+        #expect(try spool.bytes(connection: label, object: segment) == SpoolObjectBytes.whole(segment, [4, 5]))
         #expect(try spool.nextPending(connection: label, track: UploadObject.manifestTrack)?.object == manifest)
         #expect(try spool.statistics().queueDepth == 3)
         #expect(try spool.nextSessionNumber(connection: label) == 8, "session numbers never go back")
@@ -153,14 +154,14 @@ import Testing
         let segment = UploadObject(session: 1, track: "video", number: 1001)
         do {
             let spool = try SegmentSpool(directory: directory, logger: .quiet)
-            try spool.store([1], for: .header(session: 1, track: "video"), connection: "c")
-            try spool.store([2], for: segment, connection: "c")
+            try spool.store(SpoolObjectBytes.whole(.header(session: 1, track: "video"), [1]), for: .header(session: 1, track: "video"), connection: "c")
+            try spool.store(SpoolObjectBytes.whole(segment, [2]), for: segment, connection: "c")
             try spool.markDelivered(connection: "c", object: segment)
         }
         // The delivery's row delete reached the disk but its file was still there (the process died in between).
         let file = directory.appendingPathComponent("objects").appendingPathComponent(SegmentSpool.safeName("c"))
             .appendingPathComponent(segment.spoolFileName)
-        try Data([2]).write(to: file)
+        try Data(SpoolObjectBytes.whole(segment, [2])).write(to: file)
         let spool = try SegmentSpool(directory: directory, logger: .quiet)
         #expect(try spool.entry(connection: "c", object: segment)?.delivered == false)
     }
@@ -173,7 +174,7 @@ import Testing
         let pageSize = { (path: String) in try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "PRAGMA page_size") } }
         do {
             let spool = try SegmentSpool(directory: directory, logger: .quiet)
-            try spool.store([1], for: .header(session: 1, track: "video"), connection: "c")
+            try spool.store(SpoolObjectBytes.whole(.header(session: 1, track: "video"), [1]), for: .header(session: 1, track: "video"), connection: "c")
         }
         #expect(try pageSize(directory.appendingPathComponent("journal.sqlite").path) == 512)
 
@@ -184,8 +185,8 @@ import Testing
         try queue.close()
         do {
             let spool = try SegmentSpool(directory: old, logger: .quiet)
-            try spool.store([2], for: .header(session: 1, track: "video"), connection: "c")
-            #expect(try spool.bytes(connection: "c", object: .header(session: 1, track: "video")) == [2])
+            try spool.store(SpoolObjectBytes.whole(.header(session: 1, track: "video"), [2]), for: .header(session: 1, track: "video"), connection: "c")
+            #expect(try spool.bytes(connection: "c", object: .header(session: 1, track: "video")) == SpoolObjectBytes.whole(.header(session: 1, track: "video"), [2]))
         }
         #expect(try pageSize(old.appendingPathComponent("journal.sqlite").path) == 4096)
     }

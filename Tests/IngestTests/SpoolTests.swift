@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import Ingest
 import Testing
+import TestSupport
 
 @Suite struct SegmentSpoolTests {
     func object(_ session: Int, _ number: Int, track: String = "video") -> UploadObject {
@@ -13,10 +14,10 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         do {
             let spool = try SegmentSpool(directory: directory, logger: .quiet)
-            try spool.store([1, 2, 3], for: .header(session: 1, track: "video"), connection: "c")
-            try spool.store([4, 5], for: object(1, 1002), connection: "c")
-            try spool.store([6], for: object(1, 1001), connection: "c")
-            try spool.store([7], for: .header(session: 1, track: "audio"), connection: "c")
+            try spool.store(SpoolObjectBytes.whole(.header(session: 1, track: "video"), [1, 2, 3]), for: .header(session: 1, track: "video"), connection: "c")
+            try spool.store(SpoolObjectBytes.whole(object(1, 1002), [4, 5]), for: object(1, 1002), connection: "c")
+            try spool.store(SpoolObjectBytes.whole(object(1, 1001), [6]), for: object(1, 1001), connection: "c")
+            try spool.store(SpoolObjectBytes.whole(.header(session: 1, track: "audio"), [7]), for: .header(session: 1, track: "audio"), connection: "c")
             #expect(try spool.nextSessionNumber(connection: "c") == 2)
             #expect(try spool.nextSessionNumber(connection: "other") == 1)
         }
@@ -25,12 +26,12 @@ import Testing
         #expect(try spool.nextPending(connection: "c", track: "video")?.object == .header(session: 1, track: "video"))
         try spool.markDelivered(connection: "c", object: .header(session: 1, track: "video"))
         #expect(try spool.nextPending(connection: "c", track: "video")?.object == object(1, 1001))
-        #expect(try spool.bytes(connection: "c", object: object(1, 1001)) == [6])
+        #expect(try spool.bytes(connection: "c", object: object(1, 1001)) == SpoolObjectBytes.whole(object(1, 1001), [6]))
         try spool.markDelivered(connection: "c", object: object(1, 1001))
         try spool.markDelivered(connection: "c", object: object(1, 1002))
         #expect(try spool.nextPending(connection: "c", track: "video") == nil)
         // The session is not finished: its header stays for a 412 resend.
-        #expect(try spool.bytes(connection: "c", object: .header(session: 1, track: "video")) == [1, 2, 3])
+        #expect(try spool.bytes(connection: "c", object: .header(session: 1, track: "video")) == SpoolObjectBytes.whole(.header(session: 1, track: "video"), [1, 2, 3]))
         #expect(try spool.isBusy(connection: "c"))  // the audio header is pending
         try spool.markDelivered(connection: "c", object: .header(session: 1, track: "audio"))
         #expect(try !spool.isBusy(connection: "c"))
@@ -49,7 +50,7 @@ import Testing
             let spool = try SegmentSpool(directory: directory, logger: .quiet)
             for item in [UploadObject.manifest(session: 1, isFinal: false), .header(session: 1, track: "video"), object(1, 1001),
                          object(1, 1002), .manifest(session: 1, isFinal: true)] {
-                try spool.store([1], for: item, connection: "c")
+                try spool.store(SpoolObjectBytes.whole(item, [1]), for: item, connection: "c")
             }
             try spool.finishSession(1, connection: "c")
             for item in [UploadObject.manifest(session: 1, isFinal: false), .header(session: 1, track: "video"), object(1, 1001)] {
@@ -98,7 +99,7 @@ import Testing
             }
             try migrator.migrate(old)
             try old.write { db in
-                try db.execute(sql: "INSERT INTO object VALUES ('c', 3, 'video', 1001, 2, 0, 4, 0)")
+                try db.execute(sql: "INSERT INTO object VALUES ('c', 3, 'video', 1001, 18, 0, 4, 0)")
                 try db.execute(sql: "INSERT INTO session VALUES ('c', 3, 1)")
             }
             try old.close()
@@ -106,11 +107,11 @@ import Testing
         let file = directory.appendingPathComponent("objects").appendingPathComponent(SegmentSpool.safeName("c"))
             .appendingPathComponent(pending.spoolFileName)
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data([9, 9]).write(to: file)
+        try Data(SpoolObjectBytes.whole(pending, [9, 9])).write(to: file)
 
         let spool = try SegmentSpool(directory: directory, logger: .quiet)
         #expect(try spool.nextPending(connection: "c", track: "video")?.attempts == 4)
-        #expect(try spool.bytes(connection: "c", object: pending) == [9, 9])
+        #expect(try spool.bytes(connection: "c", object: pending) == SpoolObjectBytes.whole(pending, [9, 9]))
         #expect(try spool.sessionDelivery(3, connection: "c") == .pending)
         try spool.markGivenUp(connection: "c", object: pending, reason: "HTTP 413")
         #expect(try !spool.isBusy(connection: "c"))
@@ -120,21 +121,22 @@ import Testing
     @Test func evictsWholeOldestSessionsWhenFullButNeverTheCurrentOne() throws {
         let directory = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let spool = try SegmentSpool(directory: directory, capacity: 100, logger: .quiet)
+        // Each object is 46 bytes (30 of payload in 16 of boxes): three fit, a fourth does not.
+        let spool = try SegmentSpool(directory: directory, capacity: 140, logger: .quiet)
         let start = Date(timeIntervalSince1970: 1_000_000)
-        try spool.store(Array(repeating: 1, count: 30), for: .header(session: 1, track: "video"), connection: "c", now: start)
-        try spool.store(Array(repeating: 1, count: 30), for: object(1, 1001), connection: "c", now: start + 1)
-        try spool.store(Array(repeating: 2, count: 30), for: .header(session: 2, track: "video"), connection: "c", now: start + 2)
+        try spool.store(SpoolObjectBytes.whole(.header(session: 1, track: "video"), Array(repeating: 1, count: 30)), for: .header(session: 1, track: "video"), connection: "c", now: start)
+        try spool.store(SpoolObjectBytes.whole(object(1, 1001), Array(repeating: 1, count: 30)), for: object(1, 1001), connection: "c", now: start + 1)
+        try spool.store(SpoolObjectBytes.whole(.header(session: 2, track: "video"), Array(repeating: 2, count: 30)), for: .header(session: 2, track: "video"), connection: "c", now: start + 2)
         #expect(try spool.statistics().evictions == 0)
-        try spool.store(Array(repeating: 2, count: 30), for: object(2, 1001), connection: "c", now: start + 3)
+        try spool.store(SpoolObjectBytes.whole(object(2, 1001), Array(repeating: 2, count: 30)), for: object(2, 1001), connection: "c", now: start + 3)
         let statistics = try spool.statistics(now: start + 10)
         #expect(statistics.evictions == 1)
-        #expect(statistics.bytes == 60)
+        #expect(statistics.bytes == 92)
         #expect(statistics.queueDepth == 2)
         #expect(statistics.oldestAge == 8)
         #expect(try spool.nextPending(connection: "c", track: "video")?.object == .header(session: 2, track: "video"))
         // One session larger than the spool is kept (nothing older to evict); the cap is exceeded, not the data lost.
-        try spool.store(Array(repeating: 2, count: 80), for: object(2, 1002), connection: "c", now: start + 4)
+        try spool.store(SpoolObjectBytes.whole(object(2, 1002), Array(repeating: 2, count: 80)), for: object(2, 1002), connection: "c", now: start + 4)
         #expect(try spool.statistics().queueDepth == 3)
     }
 
@@ -155,7 +157,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let spool = try SegmentSpool(directory: directory, logger: .quiet)
         let query = spool.uploadsPendingQuery()
-        try await spool.store([1], for: .header(session: 1, track: "video"), connection: "7")
+        try await spool.store(SpoolObjectBytes.whole(.header(session: 1, track: "video"), [1]), for: .header(session: 1, track: "video"), connection: "7")
         #expect(await query(7))
         #expect(await !query(8))
         try await spool.markDelivered(connection: "7", object: .header(session: 1, track: "video"))

@@ -34,7 +34,7 @@ import TransportModel
         let header = UploadObject.header(session: 1, track: "video")
         let segment = UploadObject(session: 1, track: "video", number: 1001)
         for (connection, objects) in [("cam1/\(id)", [header, segment]), ("cam1/7", [header, segment]), ("cam9/1", [header])] {
-            for object in objects { try await spool.store([1, 2, 3], for: object, connection: connection) }
+            for object in objects { try await spool.store(SpoolObjectBytes.whole(object, [1, 2, 3]), for: object, connection: connection) }
         }
 
         let logs = LogRecorder()
