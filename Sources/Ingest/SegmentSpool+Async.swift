@@ -6,8 +6,8 @@ import Synchronization
 
 // MARK: - From async code
 
-/// The same operations for async callers. Each runs on ``BlockingIO``: journal commits fsync and object files are read
-/// from disk, which must never occupy a cooperative thread. In an async context Swift picks these overloads, so a
+/// The same operations for async callers. Each runs on ``BlockingIO``: object files are written and read, journal
+/// commits and fsyncs wait for the disk, which must never occupy a cooperative thread. In an async context Swift picks these overloads, so a
 /// blocking call cannot slip in unnoticed.
 extension SegmentSpool {
     public func store(_ bytes: [UInt8], for object: UploadObject, connection: String, now: Date = Date()) async throws {

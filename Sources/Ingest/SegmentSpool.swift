@@ -57,15 +57,16 @@ public final class SegmentSpool: Sendable {
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             // A commit writes whole pages, to the WAL and again at the checkpoint: a spool's rows are small and each
-            // commit touches one or two of them, so 1 KiB pages write a quarter of 4 KiB's (flash wear). It takes
+            // commit touches one or two of them, so 512-byte pages write an eighth of 4 KiB's (flash wear). It takes
             // effect for a new spool only (an existing one keeps its page size).
             try db.execute(sql: "PRAGMA page_size = 512")
         }
         database = try DatabasePool(path: directory.appendingPathComponent("journal.sqlite").path, configuration: configuration)
         // The journal commits without an fsync (WAL, synchronous = NORMAL, also what GRDB's pool sets): a commit
         // survives kill -9 (it is in the WAL), and a power failure can lose only the last commits — which the files
-        // make good: each object's file is fsync'd under its own name before its row is written, and ``recover()``
-        // adopts a file whose row was lost (a lost "delivered" only means one resend). An fsync per commit (FULL)
+        // make good: each object's file is renamed into place before its row is written (and fsync'd if it still
+        // waits after ``syncDelay``), and ``recover()`` adopts a whole file whose row was lost (a lost "delivered"
+        // only means one resend). An fsync per commit (FULL)
         // cost 0.3 bytes written per byte recorded on a Command transport (`Scripts/bench-serve`).
         try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = NORMAL") }
         var migrator = DatabaseMigrator()
@@ -153,8 +154,9 @@ public final class SegmentSpool: Sendable {
 
     // MARK: - Writing
 
-    /// Writes `bytes` durably, then journals them. Returns only when both are on disk; throws only when the object is
-    /// not durable. May evict older sessions.
+    /// Writes `bytes` to the object's file (whole or not at all to any reader), then journals them: from then on a
+    /// kill -9 loses nothing, and ``syncOverdue(now:)`` fsyncs the object if it still waits after ``syncDelay`` (at
+    /// once when that is 0). Throws only when the object was not stored. May evict older sessions.
     public func store(_ bytes: [UInt8], for object: UploadObject, connection: String, now: Date = Date()) throws {
         do {
             // Room first: the disk keeps its reserve however large the spool's capacity is.
