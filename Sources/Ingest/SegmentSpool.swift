@@ -16,7 +16,8 @@ public final class SegmentSpool: Sendable {
     /// undelivered object never gives way to them: eviction for space takes recent recordings before anything waiting.
     public let recentBytes: Int
     public let recentSessions: Int
-    let database: DatabasePool
+    /// One connection, holding the journal exclusively (see `init`).
+    let database: DatabaseQueue
     let logger: Logger
     /// Connections whose queue gauges were last published non-empty; held while publishing, so two publishers
     /// cannot leave an older reading last.
@@ -60,9 +61,19 @@ public final class SegmentSpool: Sendable {
             // commit touches one or two of them, so 512-byte pages write an eighth of 4 KiB's (flash wear). It takes
             // effect for a new spool only (an existing one keeps its page size).
             try db.execute(sql: "PRAGMA page_size = 512")
+            // Exclusive locking before the first WAL access: SQLite then keeps the WAL index in the process's memory
+            // instead of a `-shm` file, whose pages every commit dirtied again (2–3 % of the bytes recorded on a
+            // Command transport, `Scripts/bench-serve --trace`). One process owns a spool; a second one (or a second
+            // spool on the same folder) is refused as busy instead of sharing it.
+            try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
         }
-        database = try DatabasePool(path: directory.appendingPathComponent("journal.sqlite").path, configuration: configuration)
-        // The journal commits without an fsync (WAL, synchronous = NORMAL, also what GRDB's pool sets): a commit
+        do {
+            database = try DatabaseQueue(path: directory.appendingPathComponent("journal.sqlite").path, configuration: configuration)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+            throw SpoolInUse(directory: directory)
+        }
+        // The journal commits without an fsync (WAL, synchronous = NORMAL): a commit
         // survives kill -9 (it is in the WAL), and a power failure can lose only the last commits — which the files
         // make good: each object's file is renamed into place before its row is written (and fsync'd if it still
         // waits after ``syncDelay``), and ``recover()`` adopts a whole file whose row was lost (a lost "delivered"
@@ -378,5 +389,13 @@ extension SegmentSpool {
     /// spool connection label is the Matter connection ID in decimal. An unreadable spool counts as busy.
     public func uploadsPendingQuery() -> @Sendable (UInt16) async -> Bool {
         { connectionID in (try? await self.isBusy(connection: String(connectionID))) ?? true }
+    }
+}
+
+/// Another process (or another spool in this one) holds the spool's journal: a spool has one owner.
+public struct SpoolInUse: Error, CustomStringConvertible {
+    public let directory: URL
+    public var description: String {
+        "the spool at \(directory.path) is in use by another process (a second pushav on the same state or spool folder?)"
     }
 }

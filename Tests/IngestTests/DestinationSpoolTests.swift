@@ -95,7 +95,7 @@ import TestSupport
         for session in 1...(kept + 10) { try spool.finishSession(session, connection: "d") }
         try spool.pruneDeliveryRecords(now: now)
         #expect(try spool.givenUpObjects(connection: "c").map(\.reason) == ["new"])
-        let sessions = try DatabaseQueue(path: directory.appendingPathComponent("journal.sqlite").path).read { db in
+        let sessions = try spool.database.read { db in
             try Int.fetchAll(db, sql: "SELECT session FROM session WHERE connection = 'd' ORDER BY session")
         }
         #expect(sessions.first == 10 && sessions.last == kept + 10 && sessions.count == kept + 1, "\(sessions.prefix(3))…")

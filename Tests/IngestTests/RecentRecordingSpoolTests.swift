@@ -59,10 +59,12 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: directory) }
         let t0 = Date(timeIntervalSince1970: 1_000_000)
         // 300 bytes a session; at most 3 sessions or 700 bytes: the 700-byte bound keeps two.
-        let spool = try SegmentSpool(directory: directory, recentBytes: 700, recentSessions: 3, logger: .quiet)
-        for session in 1...4 { try Self.record(session, in: spool, started: t0 + Double(session)) }
-        #expect(try spool.recentRecordings().map(\.session) == [4, 3])
-        #expect(try spool.statistics().bytes == 600, "the dropped ones' files and headers went")
+        do {
+            let spool = try SegmentSpool(directory: directory, recentBytes: 700, recentSessions: 3, logger: .quiet)
+            for session in 1...4 { try Self.record(session, in: spool, started: t0 + Double(session)) }
+            #expect(try spool.recentRecordings().map(\.session) == [4, 3])
+            #expect(try spool.statistics().bytes == 600, "the dropped ones' files and headers went")
+        }
         let counted = try SegmentSpool(directory: directory, recentBytes: 10_000, recentSessions: 1, logger: .quiet)
         try Self.record(5, in: counted, started: t0 + 5)
         #expect(try counted.recentRecordings().map(\.session) == [5])

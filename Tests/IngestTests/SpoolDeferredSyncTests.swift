@@ -129,3 +129,22 @@ import TestSupport
         #expect(!SpoolFileCheck.isWholeManifest([UInt8](repeating: 0, count: 40)))
     }
 }
+
+/// One process owns a spool: its journal is held exclusively (which keeps SQLite's WAL index in memory instead of a
+/// `-shm` file), and a second opener gets one clear error instead of sharing it.
+@Suite struct SpoolOwnershipTests {
+    @Test func aSecondOpenerIsToldTheSpoolIsInUse() throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let spool = try SegmentSpool(directory: directory, logger: .quiet)
+            try spool.store(SpoolObjectBytes.whole(.header(session: 1, track: "video"), [1]), for: .header(session: 1, track: "video"),
+                            connection: "c")
+            #expect(throws: SpoolInUse.self) { try SegmentSpool(directory: directory, logger: .quiet) }
+            #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("journal.sqlite-shm").path))
+        }
+        // Once the owner is gone the next one opens it, with what it stored.
+        let reopened = try SegmentSpool(directory: directory, logger: .quiet)
+        #expect(try reopened.nextPending(connection: "c", track: "video")?.object == .header(session: 1, track: "video"))
+    }
+}
