@@ -47,36 +47,34 @@ extension SegmentSpool {
 
     private func sync(_ objects: [UnsyncedObject]) -> Int {
         guard !objects.isEmpty else { return 0 }
-        var synced = 0
         var failed: [UnsyncedObject] = []
-        var directories = Set<String>()
+        var synced: [String: [UnsyncedObject]] = [:]  // by directory: whose names its fsync makes durable
         for entry in objects {
             let url = fileURL(connection: entry.connection, object: entry.object)
             do {
-                if try DurableFile.sync(url) {
-                    synced += 1
-                    directories.insert(url.deletingLastPathComponent().path)
-                }
+                if try DurableFile.sync(url) { synced[url.deletingLastPathComponent().path, default: []].append(entry) }
             } catch {
                 failed.append(entry)
-                Counter(label: "pushav_spool_sync_failures_total",
-                        dimensions: UploadDestination.metricDimensions(ofKey: entry.connection)).increment()
-                logger.error("spool: an object could not be made durable; tried again on the next pass", metadata: [
-                    "connection": "\(entry.connection)", "object": "\(entry.object)", "error": "\(error)",
-                ])
+                syncFailed(entry.connection, "spool: an object could not be made durable; tried again on the next pass",
+                           ["object": "\(entry.object)", "error": "\(error)"])
             }
         }
-        for directory in directories {
+        for (directory, entries) in synced {
             do { try DurableFile.syncDirectory(URL(fileURLWithPath: directory)) } catch {
-                // The files are durable, their names may not be: the directory's objects are synced again next pass.
-                synced -= objects.filter { fileURL(connection: $0.connection, object: $0.object).deletingLastPathComponent().path == directory }.count
-                failed += objects.filter { fileURL(connection: $0.connection, object: $0.object).deletingLastPathComponent().path == directory }
-                Counter(label: "pushav_spool_sync_failures_total").increment()
-                logger.error("spool: a directory's new names could not be made durable; tried again on the next pass",
-                             metadata: ["directory": "\(directory)", "error": "\(error)"])
+                // The files are durable, their names may not be: they are synced again on the next pass.
+                synced[directory] = nil
+                failed += entries
+                syncFailed(entries[0].connection, "spool: new names in a directory could not be made durable; tried again on the next pass",
+                           ["directory": "\(directory)", "error": "\(error)"])
             }
         }
         if !failed.isEmpty { unsynced.withLock { $0.insert(contentsOf: failed, at: 0) } }
-        return synced
+        return synced.values.map(\.count).reduce(0, +)
+    }
+
+    private func syncFailed(_ connection: String, _ message: Logger.Message, _ metadata: Logger.Metadata) {
+        Counter(label: "pushav_spool_sync_failures_total", dimensions: UploadDestination.metricDimensions(ofKey: connection))
+            .increment()
+        logger.error(message, metadata: metadata.merging(["connection": "\(connection)"]) { first, _ in first })
     }
 }
