@@ -19,28 +19,27 @@ extension SegmentSpool {
         }
         let entries = try database.read { db in try Row.fetchAll(db, sql: "SELECT * FROM object").map(Self.entry) }
         var expected = Set<String>()
-        var damaged: [String: [UploadObject]] = [:]  // by label: objects a power failure cut short, never delivered
+        // By label: undelivered objects a power failure left missing or cut short (with the fsync deferred, neither
+        // the rename nor all of the data need have reached the disk): lost, counted and reported.
+        var damaged: [String: [UploadObject]] = [:]
         for entry in entries {
             let url = fileURL(connection: entry.connection, object: entry.object)
             let values = try? url.resourceValues(forKeys: [.fileSizeKey, .isRegularFileKey])
-            let size = values?.fileSize
-            // Something that is not a file where the object goes (only a fault puts one there) stays: reading it
-            // fails at upload, which retries, then gives the object up — counted and reported there.
-            if let values, values.isRegularFile != true || (size == entry.bytes && SpoolFileCheck.isWhole(entry.object, at: url, length: size ?? 0)) {
-                expected.insert(url.standardizedFileURL.path)
-                continue
-            }
-            if size == nil {
-                logger.error("spool journal names a missing file; dropping the entry", metadata: ["object": "\(entry.object)"])
-            } else {
-                // Written without an fsync and cut short by a power failure (see ``syncDelay``).
+            if let values {
+                // Something that is not a file where the object goes (only a fault puts one there) stays: reading it
+                // fails at upload, which retries, then gives the object up — counted and reported there.
+                let size = values.fileSize ?? -1
+                if values.isRegularFile != true || (size == entry.bytes && SpoolFileCheck.isWhole(entry.object, at: url, length: size)) {
+                    expected.insert(url.standardizedFileURL.path)
+                    continue
+                }
                 try? FileManager.default.removeItem(at: url)
-                if !entry.delivered { damaged[entry.connection, default: []].append(entry.object) }
-                logger.error("spool: an object's file did not reach the disk whole (power failure); it is dropped", metadata: [
-                    "connection": "\(entry.connection)", "object": "\(entry.object)", "bytes": "\(entry.bytes)",
-                    "onDisk": "\(size ?? 0)", "delivered": "\(entry.delivered)",
-                ])
             }
+            if !entry.delivered { damaged[entry.connection, default: []].append(entry.object) }
+            logger.error(values == nil ? "spool journal names a missing file; dropping the entry"
+                                       : "spool: an object's file did not reach the disk whole (power failure); it is dropped",
+                         metadata: ["connection": "\(entry.connection)", "object": "\(entry.object)", "bytes": "\(entry.bytes)",
+                                    "onDisk": "\(values?.fileSize ?? 0)", "delivered": "\(entry.delivered)"])
             try database.write { db in
                 try db.execute(sql: "DELETE FROM object WHERE connection = ? AND session = ? AND track = ? AND number = ?",
                                arguments: [entry.connection, entry.object.session, entry.object.track, entry.object.number])
@@ -169,7 +168,7 @@ extension SegmentSpool {
 }
 
 extension SegmentSpool {
-    /// Undelivered objects of `connection` that this open found cut short by a power failure and dropped: lost.
+    /// Undelivered objects of `connection` that this open found missing or cut short and dropped: lost.
     public func damagedAtOpen(connection: String) -> [UploadObject] {
         damaged.withLock { $0[connection] ?? [] }
     }

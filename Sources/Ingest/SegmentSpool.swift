@@ -37,7 +37,7 @@ public final class SegmentSpool: Sendable {
     /// Objects stored and not yet fsync'd, oldest first. Bounded by the spool itself: an entry leaves when its object
     /// is delivered or synced (``syncOverdue(now:)``, every half `syncDelay`).
     let unsynced = Mutex<[UnsyncedObject]>([])
-    /// Undelivered objects found cut short at open (a power failure: see ``syncDelay``), by label: lost, and said so
+    /// Undelivered objects found missing or cut short at open (a power failure: see ``syncDelay``), by label: lost, and said so
     /// by whoever delivers that label (`pushav upload` and `record --push` exit non-zero).
     let damaged = Mutex<[String: [UploadObject]]>([:])
     /// Runs ``syncOverdue(now:)``; cancelled (and what is pending synced) when the spool goes.

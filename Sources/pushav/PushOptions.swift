@@ -156,8 +156,8 @@ final class RecordingUpload: Sendable {
         }
         let damaged = uploader.spool.damagedAtOpen(connection: uploader.endpoint.connection)
         if !damaged.isEmpty {
-            throw CLIError("\(damaged.count) object(s) lost to a power failure: their files in the spool at \(where_) did "
-                           + "not reach the disk whole and were dropped when it was opened: \(Self.list(damaged, of: damaged.count)); "
+            throw CLIError("\(damaged.count) object(s) lost to a power failure: their files in the spool at \(where_) were "
+                           + "missing or cut short when it was opened: \(Self.list(damaged, of: damaged.count)); "
                            + "\(summary.delivered) delivered")
         }
         if summary.givenUp > 0 {

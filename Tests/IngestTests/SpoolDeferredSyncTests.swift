@@ -52,12 +52,14 @@ import TestSupport
 
     /// What a power failure can leave of a file written without its fsync, and what recovery makes of it: a file
     /// shorter than its row, or of its row's length with the end zeroed, is dropped (and counted); so is a row-less
-    /// file that is not whole. A whole row-less file is still adopted, and a whole file with its row stays queued.
+    /// file that is not whole, and a row whose file is missing (its rename never reached the disk). A whole row-less
+    /// file is still adopted, and a whole file with its row stays queued.
     @Test func recoveryDropsFilesAPowerFailureCutShort() throws {
         let directory = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let label = "power-cut"
         let third = UploadObject(session: 1, track: "video", number: 1003)
+        let fourth = UploadObject(session: 1, track: "video", number: 1004)
         let rowless = UploadObject(session: 2, track: "video", number: 1001)
         let rowlessCut = UploadObject(session: 2, track: "video", number: 1002)
         let payload = [UInt8](repeating: 7, count: 64)
@@ -65,7 +67,7 @@ import TestSupport
         let folder: URL
         do {
             let spool = try SegmentSpool(directory: directory, syncDelay: 3600, logger: .quiet)
-            for object in [Self.header, Self.first, Self.second, third] {
+            for object in [Self.header, Self.first, Self.second, third, fourth] {
                 try spool.store(SpoolObjectBytes.whole(object, payload), for: object, connection: label)
             }
             folder = spool.labelDirectory(label)
@@ -77,6 +79,8 @@ import TestSupport
         var zeroed = whole
         for index in 8..<zeroed.count { zeroed[index] = 0 }
         try Data(zeroed).write(to: folder.appendingPathComponent(third.spoolFileName))
+        // The journal names it, the disk has no file of that name.
+        try FileManager.default.removeItem(at: folder.appendingPathComponent(fourth.spoolFileName))
         // Row-less files (their rows lost with the journal's last commits): one whole, one cut.
         try Data(SpoolObjectBytes.whole(rowless, payload)).write(to: folder.appendingPathComponent(rowless.spoolFileName))
         try Data(SpoolObjectBytes.whole(rowlessCut, payload).prefix(30)).write(to: folder.appendingPathComponent(rowlessCut.spoolFileName))
@@ -86,12 +90,14 @@ import TestSupport
         #expect(try spool.entry(connection: label, object: Self.first) != nil)
         #expect(try spool.entry(connection: label, object: Self.second) == nil)
         #expect(try spool.entry(connection: label, object: third) == nil)
+        #expect(try spool.entry(connection: label, object: fourth) == nil)
         #expect(try spool.entry(connection: label, object: rowless) != nil)
         #expect(try spool.entry(connection: label, object: rowlessCut) == nil)
         for gone in [Self.second, third, rowlessCut] {
             #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(gone.spoolFileName).path), "\(gone)")
         }
-        #expect(damaged.increase == 3)
+        #expect(damaged.increase == 4)
+        #expect(Set(spool.damagedAtOpen(connection: label)) == [Self.second, third, fourth, rowlessCut])
     }
 
     /// The box check recovery relies on, as a table: whole objects pass; every cut, zeroed box headers, a box that
