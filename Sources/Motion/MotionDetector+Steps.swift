@@ -224,42 +224,6 @@ extension MotionDetector {
         }
     }
 
-    /// Fills `edgeNear` with the strongest end of the change within `edgeSupportRadius` of each pixel: how far the
-    /// opened residual falls across a pixel, where it falls to less than a third (0 elsewhere). A changed pixel then
-    /// counts only as far as an edge near it is strong: a person, a car, an animal has an outline where the change
-    /// drops to nothing; the change a headlight sweep or an insect out of focus at the lens makes fades smoothly, and a
-    /// light on a textured wall changes both sides of the texture's edges.
-    mutating func findEdges() {
-        let w = Int32(width), h = Int32(height), r = Int32(configuration.edgeSupportRadius)
-        opened.withUnsafeBufferPointer { o in
-            edgeScratch.withUnsafeMutableBufferPointer { e in
-                pushav_motion_edge_strength(o.baseAddress!, w, h, e.baseAddress!)
-            }
-        }
-        edgeScratch.withUnsafeBufferPointer { e in
-            dilationRows.withUnsafeMutableBufferPointer { rows in
-                edgeNear.withUnsafeMutableBufferPointer { n in
-                    pushav_motion_dilate(e.baseAddress!, w, h, r, rows.baseAddress!, n.baseAddress!)
-                }
-            }
-        }
-    }
-
-    /// `counted` = the opened residual, capped by the strongest edge near the pixel, where it exceeds
-    /// `activityFactor` × the pixel's usual flicker (its activity); else 0.
-    mutating func selectCountedPixels() {
-        let factor = Float(configuration.activityFactor)
-        opened.withUnsafeBufferPointer { o in
-            edgeNear.withUnsafeBufferPointer { n in
-                activity.withUnsafeBufferPointer { a in
-                    counted.withUnsafeMutableBufferPointer { c in
-                        pushav_motion_select(o.baseAddress!, n.baseAddress!, a.baseAddress!, factor, Int32(o.count), c.baseAddress!)
-                    }
-                }
-            }
-        }
-    }
-
     /// Moves each pixel's activity towards its flicker, the change since the previous analysed picture: up with
     /// `activityRiseTime`, down with `activityFallTime`. Swaying leaves, rain and a shaken edge flicker from picture to
     /// picture and raise it within seconds; a person passes a pixel in a fraction of a second and barely raises it;
@@ -315,7 +279,7 @@ extension MotionDetector {
 
     /// Changed pixels per region and level: counts[region × 11 + level], level 1…10 the lowest sensitivity at
     /// which the pixel counts as changed.
-    func countChanges(_ levelOf: [UInt8]) -> [Int] {
+    func countChanges(_ counted: [UInt8], _ levelOf: [UInt8]) -> [Int] {
         var counts = [Int](repeating: 0, count: regionAreas.count * 11)
         counted.withUnsafeBufferPointer { o in
             zoneMasks.withUnsafeBufferPointer { masks in
@@ -342,22 +306,27 @@ extension MotionDetector {
         return counts
     }
 
-    /// The lowest sensitivity at which a region's changed pixels reach its area threshold.
+    /// The lowest sensitivity at which a region's changed pixels reach its area threshold: up to `persistenceAbove`
+    /// counting every counted pixel, above it also counting only those whose outline persisted
+    /// (``selectPersistentPixels()``). A level above moves when either does, so every level still sees whatever a
+    /// lower one sees.
     ///
     /// The threshold is a fraction of the frame (so an object of a given size counts the same in any zone), but at
     /// most half of the region (so a small zone can still move) and at least `minimumChangedPixels`.
-    func regionMotion(counts: [Int], region: Int) -> RegionMotion {
+    func regionMotion(counts: [Int], persistentCounts: [Int], region: Int) -> RegionMotion {
         let area = regionAreas[region]
         guard area > 0 else { return .still }
         let frameArea = Double(regionAreas[0])
-        var changed = 0
+        var changed = 0, persisted = 0
         var lowest: Int?
         for level in 1...10 {
             changed += counts[region * 11 + level]
+            persisted += persistentCounts[region * 11 + level]
             let fraction = MotionSensitivity.table[level - 1].minimumAreaFraction
             let required = Swift.max(
                 Double(Swift.min(configuration.minimumChangedPixels, area)), Swift.min(fraction * frameArea, 0.5 * Double(area)))
-            if lowest == nil && Double(changed) >= required { lowest = level }
+            let seen = level <= configuration.persistenceAbove ? changed : persisted
+            if lowest == nil && Double(seen) >= required { lowest = level }
         }
         return RegionMotion(lowestSensitivity: lowest, changedFraction: Double(changed) / Double(area))
     }

@@ -13,11 +13,13 @@ import Foundation  // exp() for time constants; nothing in the per-pixel loops
 /// 4×4 grid, treat it as a non-linear global change (IR cut filter, camera knocked, a grey concealed frame)
 /// and reset the background to this frame; detection resumes on the next analysed frame; (5) keep only the change
 /// that has an outline and is unusual for its pixel: each pixel counts only as far as an edge within 3 pixels where
-/// the change drops to under a third is strong (a headlight, an insect out of focus fade smoothly; a person, a car
-/// has an outline), and only where its change exceeds three times its usual flicker between analysed pictures
+/// the change drops to under a third is strong and brings contrast of its own (a headlight, an insect out of focus
+/// fade smoothly and only scale the scene's own texture; a person, a car has an outline), and only where its change
+/// exceeds three times its usual flicker between analysed pictures
 /// (leaves, rain, a shaken edge flicker all the time; a person passes a pixel in a fraction of a second, a slow mover
 /// changes it little per picture); (6) count those pixels per region and per sensitivity level and test them
-/// against the area thresholds; (7) blend the frame into the background: fast where nothing changed, slowly where
+/// against the area thresholds — above Medium counting faint change only near a clear outline seen in two pictures
+/// in a row, which codec blocks never are; (7) blend the frame into the background: fast where nothing changed, slowly where
 /// something did, so a parked object fades into the background while a slow mover leaves a trail long enough to
 /// detect. The first `warmUpDuration` of a stream only learns (background, noise, flicker).
 public struct MotionDetector: Sendable {
@@ -59,10 +61,21 @@ public struct MotionDetector: Sendable {
     var activity: [Float]
     /// The strongest end of the change within `edgeSupportRadius` pixels (see `findEdges()`).
     var edgeNear: [UInt8]
+    /// `edgeNear` for the sensitivities above `persistenceAbove`: outlines that stand out from what a light explains by
+    /// `strictOutlineMargin` more.
+    var strictEdgeNear: [UInt8]
+    /// The previous analysed picture's `strictEdgeNear` (zeros after a reset): where the sensitivities above
+    /// `persistenceAbove` need the outline to have been near as well.
+    var previousEdgeNear: [UInt8]
+    /// `counted` where the previous picture's outline was near too.
+    var persistentCounted: [UInt8]
+    /// The background as the photometric fit predicts this frame (whole levels), for the light test of `findEdges`.
+    var predictedBackground: [UInt8]
     /// Each pixel's own edge strength, before the dilation into `edgeNear`.
     var edgeScratch: [UInt8]
-    /// The dilation's row maxima.
+    /// The dilation's row maxima, and its output.
     var dilationRows: [UInt8]
+    var dilated: [UInt8]
     /// The opened residual of the pixels that count (unusual and edge-supported), 0 elsewhere.
     var counted: [UInt8]
     /// Measures camera shake against the background.
@@ -91,7 +104,12 @@ public struct MotionDetector: Sendable {
         roundedBackground = residual
         activity = [Float](repeating: 0, count: count)
         edgeNear = residual
+        previousEdgeNear = residual
+        strictEdgeNear = residual
+        dilated = residual
+        persistentCounted = residual
         edgeScratch = residual
+        predictedBackground = residual
         dilationRows = residual
         counted = residual
         aligned = residual
@@ -119,6 +137,7 @@ public struct MotionDetector: Sendable {
         if let last = lastAnalysedTime { pendingWarmUp = Swift.max(0, Swift.min(warmingUpUntil - last, configuration.warmUpDuration)) }
         background = []
         recent = []
+        forgetOutlines()
         lastAnalysedTime = nil
         lastAnalysedWasKeyframe = false
         warmingUpUntil = -.infinity
@@ -222,6 +241,7 @@ public struct MotionDetector: Sendable {
                                                     range: 4 * configuration.maximumCompensatedShift)
             let moved = estimate.atLimit || Swift.max(abs(coarse.dx), abs(coarse.dy)) > configuration.maximumCompensatedShift
             background = plane.pixels.map(Float.init)
+            forgetOutlines()
             // After the camera moved the old pictures are in the old place: the short-term gate starts again here.
             if moved { recent = [(time, plane.pixels)] }
             var result = quietResult(time: time, isKeyframe: isKeyframe, gain: gain, offset: offset)
@@ -240,9 +260,10 @@ public struct MotionDetector: Sendable {
         } else if !warmUpFolded {
             foldWarmUpPeaks()
         }
-        findEdges()
+        findEdges(pixels, reference: recent.count > 1 ? reference : nil, gain: gain, offset: offset, tolerance: noiseFloor)
         selectCountedPixels()
-        let counts = countChanges(levelOf)
+        let counts = countChanges(counted, levelOf)
+        let persistentCounts = countChanges(selectPersistentPixels(), levelOf)
         updateActivity(plane.pixels, previous: previous, elapsed: elapsed, learning: warmingUp)
 
         updateBackground(pixels, gain: gain, offset: offset, changeThreshold: thresholds[9], elapsed: elapsed, time: time, isKeyframe: isKeyframe)
@@ -257,7 +278,9 @@ public struct MotionDetector: Sendable {
         }
 
         if warmingUp { return quietResult(time: time, isKeyframe: isKeyframe, gain: gain, offset: offset, recalibrated: false) }
-        let regions = (0..<regionAreas.count).map { region in regionMotion(counts: counts, region: region) }
+        let regions = (0..<regionAreas.count).map { region in
+            regionMotion(counts: counts, persistentCounts: persistentCounts, region: region)
+        }
         var zones: [ZoneID: RegionMotion] = [:]
         var moved: [ZoneID] = []
         for (index, id) in zoneIDs.enumerated() {

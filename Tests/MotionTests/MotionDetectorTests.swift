@@ -88,8 +88,15 @@ private func warmedUp(_ detector: inout MotionDetector, _ scene: inout Synthetic
         let first = results.first(where: \.hasMotion)
         #expect(first != nil, "a slow mover is real motion")
         if let first { #expect(first.time < 24, "first seen at \(first.time) s") }
-        // Once seen it keeps being seen while it moves (no flicker that would split a clip).
-        if let first { #expect(results.filter { $0.time > first.time + 2 }.allSatisfy { $0.hasMotion }) }
+        // Once seen it keeps being seen while it moves: never two analysed pictures in a row without it, so no clip is
+        // split (a clip ends only after the augmentation time, at least a second, without motion). One picture may
+        // miss it: where the object's edge lies on one of the scene's block edges, the frame's contrast there is
+        // the scene's own, scaled, which is what a light does (see `MotionDetector.findEdges`).
+        if let first {
+            let after = results.filter { $0.time > first.time + 2 }
+            let gaps = zip(after, after.dropFirst()).filter { !$0.hasMotion && !$1.hasMotion }.map(\.0.time)
+            #expect(gaps.isEmpty, "unseen in consecutive pictures from \(gaps)")
+        }
     }
 
     @Test func parkedObjectStopsCountingWithinTheWindow() {
@@ -296,7 +303,9 @@ private func warmedUp(_ detector: inout MotionDetector, _ scene: inout Synthetic
         let results = simulate(&motion, scene: &scene, from: 2, seconds: 2) { time, scene in
             scene.objects[0].x = 30 + 15 * (time - 2)
         }
-        #expect(results.allSatisfy { $0.anywhere.moved(atSensitivity: 10) })
+        // Above Medium faint change counts near an outline seen in two pictures in a row: from the object's second
+        // analysed picture on (see `MotionDetector.strictOutlineMargin`).
+        #expect(results.dropFirst().allSatisfy { $0.anywhere.moved(atSensitivity: 10) })
         #expect(results.allSatisfy { !$0.anywhere.moved(atSensitivity: 1) })
     }
 
@@ -359,6 +368,12 @@ private func warmedUp(_ detector: inout MotionDetector, _ scene: inout Synthetic
         case walker(amplitude: Double)
         /// Headlights sweeping the scene: a broad soft light (σ 20 px, up to +50 %) crossing it in 2 s.
         case headlight
+        /// A lamp sweeping the scene: the scene blended towards white (235) with a Gaussian weight (σ 15 px, up to
+        /// 0.6), crossing it in 2 s — dark parts brighten most, so its change has the texture's edges.
+        case lamp
+        /// A shade: the scene blended towards black (24) with a Gaussian weight (σ 10 px, up to 0.7) wandering about a
+        /// corner, as an out-of-focus insect at the lens does.
+        case shade
         /// Foliage: a 30×25 patch of texture (±40 levels) swaying ±1 px at 0.8 Hz over the whole run.
         case foliage
         /// Foliage and, from 4 s on, the walker 30 levels darker crossing below it.
@@ -372,6 +387,14 @@ private func warmedUp(_ detector: inout MotionDetector, _ scene: inout Synthetic
         ("a 25-level walker, Medium", .walker(amplitude: 25), 5, true),
         ("a 25-level walker, Low (it is under 3 % of the picture)", .walker(amplitude: 25), 1, false),
         ("a headlight sweep over a 3:1 texture, Low", .headlight, 1, false),
+        ("a headlight sweep over a 3:1 texture, Medium", .headlight, 5, false),
+        ("a headlight sweep over a 3:1 texture, High", .headlight, 10, false),
+        ("a lamp sweep, Medium", .lamp, 5, false),
+        ("a lamp sweep, High", .lamp, 10, false),
+        ("a shade at the lens, Medium", .shade, 5, false),
+        ("a shade at the lens, High", .shade, 10, false),
+        ("an insect at the lens, High", .blurredBlob(amplitude: 40), 10, false),
+        ("a 25-level walker, High", .walker(amplitude: 25), 10, true),
         ("swaying foliage, High", .foliage, 10, false),
         ("a walker below swaying foliage, Medium", .walkerBelowFoliage, 5, true),
     ]
@@ -443,6 +466,15 @@ private func warmedUp(_ detector: inout MotionDetector, _ scene: inout Synthetic
                 }
             }
         }
+        func blend(towards level: Double, peak: Double, sigma: Double, x cx: Double, y cy: Double) {
+            for y in 0..<height {
+                for x in 0..<width {
+                    let d2 = pow(Double(x) - cx, 2) + pow(Double(y) - cy, 2)
+                    let weight = peak * exp(-d2 / (2 * sigma * sigma))
+                    base[y * width + x] += weight * (level - base[y * width + x])
+                }
+            }
+        }
         switch change {
         case .blurredBlob(let amplitude):
             guard t >= 3 && t < 6 else { break }
@@ -464,6 +496,12 @@ private func warmedUp(_ detector: inout MotionDetector, _ scene: inout Synthetic
                     base[y * width + x] *= 1 + 0.5 * exp(-d2 / (2 * 400))
                 }
             }
+        case .lamp:
+            guard t >= 3 && t < 5 else { break }
+            blend(towards: 235, peak: 0.6, sigma: 15, x: -20 + 100 * (t - 3), y: 40)
+        case .shade:
+            guard t >= 3 && t < 5 else { break }
+            blend(towards: 24, peak: 0.7, sigma: 10, x: 130 + 10 * sin(7 * t), y: 20 + 6 * cos(5 * t))
         case .foliage:
             foliage()
         case .walkerBelowFoliage:

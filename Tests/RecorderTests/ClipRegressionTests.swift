@@ -58,7 +58,7 @@ enum ClipRegressionTable {
              because: "each motion makes its own 4 s clip; the blind window (to ≈10 s) ends long before the second motion"),
         Case(media: "a_720p30_h264_main.mp4", flags: ["--initial", "3", "--augmentation", "1", "--max-duration", "4", "--blind", "2", "--pre-roll", "2000", "--sensitivity", "10"],
              expected: [Expected(interval: 0, augmentations: 1, reason: "maxDuration"), Expected(interval: 1, augmentations: 1, reason: "maxDuration")],
-             latency: 0.05, because: "High sees the first displaced frame"),
+             latency: 0.07, because: "High sees the box's second displaced frame: faint change above Medium counts near an outline seen in two analysed pictures in a row (it was the first before issue 31)"),
         Case(media: "a_720p30_h264_main.mp4", flags: ["--initial", "3", "--augmentation", "1", "--max-duration", "4", "--blind", "2", "--pre-roll", "2000", "--sensitivity", "1"],
              expected: [Expected(interval: 0, augmentations: 1, reason: "maxDuration"), Expected(interval: 1, augmentations: 1, reason: "maxDuration")],
              latency: 1.1, because: "Low (3 % of the frame, 28 levels) sees both moves of the white box, the 4 px/frame vertical one 1.07 s in (High: at once); before issue 19 (60 levels) it missed that one"),

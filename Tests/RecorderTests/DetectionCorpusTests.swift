@@ -29,15 +29,16 @@ struct DetectionCorpusTests {
         #expect(!medium.coverage.isEmpty && medium.coverage.values.allSatisfy { $0 >= 0.95 }, "Medium on real footage: \(medium.coverage)")
     }
 
-    /// High's goal is at most one false trigger per camera-hour; on this corpus it still fires once on the headlight
-    /// sweep and once on the insect at the lens (README, "Motion detection"): those two are the bound, nothing more.
+    /// High's goal is at most one false trigger per camera-hour: none on this corpus (the headlight sweep and the insect
+    /// at the lens each fired once before faint change above Medium needed a clear, persistent outline). What that
+    /// cost here: High sees these 25–40-level crossings when Medium does (median 0.4 s, it was 0.2 s) — the faint
+    /// early pictures of a figure entering count only once its outline is Medium-clear in two pictures.
     @Test func highSeesEveryCrossingAtOnceAndLowStaysQuiet() throws {
         let score = try Self.score()
         let high = score.at(10)
-        #expect(high.nuisanceFalse <= 2, "High: \(high.nuisanceFalse) false triggers in \(high.nuisanceSeconds) s: \(high.falseClips)")
-        #expect(Set(high.falseClips.keys).isSubset(of: ["headlight.mp4", "insect.mp4"]), "High false triggers: \(high.falseClips)")
+        #expect(high.nuisanceFalse == 0, "High: \(high.nuisanceFalse) false triggers in \(high.nuisanceSeconds) s: \(high.falseClips)")
         #expect(high.crossingFalse == 0)
-        #expect(try #require(high.medianLatency) <= 0.21, "High median latency \(high.medianLatency ?? -1) s")
+        #expect(try #require(high.medianLatency) <= 0.41, "High median latency \(high.medianLatency ?? -1) s")
         #expect(high.withinOneSecond == high.crossings, "High crossings later than 1 s or missed: \(high.latencies)")
         #expect(high.regionLatencies.values.filter { ($0 ?? .infinity) <= 1 }.count == high.crossings,
                 "High, inside the labelled regions: \(high.regionLatencies)")
