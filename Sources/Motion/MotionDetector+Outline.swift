@@ -1,5 +1,4 @@
 import CLumaKernels
-import Domain
 
 // The outline steps of `analyseNow` (see `MotionDetector`, step 5 and the persistence of step 6): which changed
 // pixels have an outline near them that a light does not explain.
@@ -21,7 +20,7 @@ extension MotionDetector {
     /// faint ends of that kind too, and faint ends are what the higher sensitivities must not take for an outline. On
     /// the generalisation corpus's tuning seeds this took Medium's false triggers from 51 an hour (headlights and
     /// insects) to none, every crossing kept.
-        mutating func findEdges(_ pixels: [UInt8], reference: [UInt8]?, gain: Double, offset: Double, tolerance: Double) {
+    mutating func findEdges(_ pixels: [UInt8], reference: [UInt8]?, gain: Double, offset: Double, tolerance: Double) {
         let g = Float(gain), o = Float(offset)
         background.withUnsafeBufferPointer { model in
             predictedBackground.withUnsafeMutableBufferPointer { out in
