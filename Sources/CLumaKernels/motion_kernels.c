@@ -16,24 +16,44 @@ static inline int lit(int frame_a, int frame_b, int model_a, int model_b, float 
     return contrast >= low - tolerance && contrast <= high + tolerance;
 }
 
+// The strength of the end of the change across the pair (a, b) — `high` − `low` where the change falls to under a
+// third — into *edge where a light does not explain it against the background and the reference picture, and into
+// *strict where it does not explain it against the background even with `strict_tolerance`. A strict edge is always
+// an edge too: the wider tolerance only explains more.
+static inline void classify_end(uint8_t high, uint8_t low, int frame_a, int frame_b, int model_a, int model_b,
+                                int reference_a, int reference_b, float tolerance, float strict_tolerance, float lo,
+                                float hi, uint8_t *edge, uint8_t *strict) {
+    *edge = 0;
+    *strict = 0;
+    if (!(low < high / 3)) return;
+    uint8_t strength = (uint8_t)(high - low);
+    if (!lit(frame_a, frame_b, model_a, model_b, strict_tolerance, lo, hi)) {
+        *edge = strength;
+        *strict = strength;
+    } else if (!(lit(frame_a, frame_b, model_a, model_b, tolerance, lo, hi)
+                 && lit(frame_a, frame_b, reference_a, reference_b, tolerance, lo, hi))) {
+        *edge = strength;
+    }
+}
+
 void pushav_motion_edge_strength(const uint8_t *change, const uint8_t *frame, const uint8_t *model, const uint8_t *reference,
-                                 float tolerance, float min_gain, float max_gain, int width, int height, uint8_t *edges) {
-    for (int i = 0; i < width * height; i++) edges[i] = 0;
+                                 float tolerance, float strict_tolerance, float min_gain, float max_gain, int width,
+                                 int height, uint8_t *edges, uint8_t *strict_edges) {
+    for (int i = 0; i < width * height; i++) edges[i] = strict_edges[i] = 0;
     for (int y = 1; y < height - 1; y++) {
         int i = y * width;
         const uint8_t *row = change + i, *above = row - width, *below = row + width;
         const uint8_t *f = frame + i, *m = model + i, *p = reference + i;
-        uint8_t *out = edges + i;
+        uint8_t *out = edges + i, *strict_out = strict_edges + i;
         for (int x = 1; x < width - 1; x++) {
             uint8_t l = row[x - 1], r = row[x + 1], a = above[x], b = below[x];
-            uint8_t hl = max_u8(l, r), ll = min_u8(l, r), hv = max_u8(a, b), lv = min_u8(a, b);
-            uint8_t horizontal = ll < hl / 3 && !(lit(f[x - 1], f[x + 1], m[x - 1], m[x + 1], tolerance, min_gain, max_gain)
-                                      && lit(f[x - 1], f[x + 1], p[x - 1], p[x + 1], tolerance, min_gain, max_gain))
-                ? (uint8_t)(hl - ll) : 0;
-            uint8_t vertical = lv < hv / 3 && !(lit(f[x - width], f[x + width], m[x - width], m[x + width], tolerance, min_gain, max_gain)
-                                      && lit(f[x - width], f[x + width], p[x - width], p[x + width], tolerance, min_gain, max_gain))
-                ? (uint8_t)(hv - lv) : 0;
+            uint8_t horizontal, horizontal_strict, vertical, vertical_strict;
+            classify_end(max_u8(l, r), min_u8(l, r), f[x - 1], f[x + 1], m[x - 1], m[x + 1], p[x - 1], p[x + 1],
+                         tolerance, strict_tolerance, min_gain, max_gain, &horizontal, &horizontal_strict);
+            classify_end(max_u8(a, b), min_u8(a, b), f[x - width], f[x + width], m[x - width], m[x + width], p[x - width],
+                         p[x + width], tolerance, strict_tolerance, min_gain, max_gain, &vertical, &vertical_strict);
             out[x] = max_u8(horizontal, vertical);
+            strict_out[x] = max_u8(horizontal_strict, vertical_strict);
         }
     }
 }

@@ -27,25 +27,20 @@ extension MotionDetector {
                 for i in 0..<model.count { out[i] = Self.truncatedLevel(Swift.min(Swift.max(model[i] * g + o + 0.5, 0), 255)) }
             }
         }
-        let reference = reference ?? predictedBackground
-        outline(pixels, reference: reference, tolerance: tolerance)
-        swap(&edgeNear, &dilated)
-        outline(pixels, reference: predictedBackground, tolerance: tolerance + strictOutlineMargin)
-        swap(&strictEdgeNear, &dilated)
-    }
-
-    /// The edge strengths (see ``findEdges(_:reference:gain:offset:tolerance:)``), dilated by `edgeSupportRadius`, into
-    /// `dilated`.
-    mutating func outline(_ pixels: [UInt8], reference: [UInt8], tolerance: Double) {
         let w = Int32(width), h = Int32(height), r = Int32(configuration.edgeSupportRadius)
-        let gains = configuration.lightGains
+        let gains = configuration.lightGains, strictTolerance = Float(tolerance + strictOutlineMargin)
+        let reference = reference ?? predictedBackground
         opened.withUnsafeBufferPointer { o in
             pixels.withUnsafeBufferPointer { f in
                 predictedBackground.withUnsafeBufferPointer { m in
                     reference.withUnsafeBufferPointer { p in
                         edgeScratch.withUnsafeMutableBufferPointer { e in
-                            pushav_motion_edge_strength(o.baseAddress!, f.baseAddress!, m.baseAddress!, p.baseAddress!, Float(tolerance),
-                                                        Float(gains.lowerBound), Float(gains.upperBound), w, h, e.baseAddress!)
+                            strictEdgeScratch.withUnsafeMutableBufferPointer { s in
+                                pushav_motion_edge_strength(
+                                    o.baseAddress!, f.baseAddress!, m.baseAddress!, p.baseAddress!, Float(tolerance),
+                                    strictTolerance, Float(gains.lowerBound), Float(gains.upperBound),
+                                    w, h, e.baseAddress!, s.baseAddress!)
+                            }
                         }
                     }
                 }
@@ -53,7 +48,14 @@ extension MotionDetector {
         }
         edgeScratch.withUnsafeBufferPointer { e in
             dilationRows.withUnsafeMutableBufferPointer { rows in
-                dilated.withUnsafeMutableBufferPointer { n in
+                edgeNear.withUnsafeMutableBufferPointer { n in
+                    pushav_motion_dilate(e.baseAddress!, w, h, r, rows.baseAddress!, n.baseAddress!)
+                }
+            }
+        }
+        strictEdgeScratch.withUnsafeBufferPointer { e in
+            dilationRows.withUnsafeMutableBufferPointer { rows in
+                strictEdgeNear.withUnsafeMutableBufferPointer { n in
                     pushav_motion_dilate(e.baseAddress!, w, h, r, rows.baseAddress!, n.baseAddress!)
                 }
             }

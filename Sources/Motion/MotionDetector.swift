@@ -59,7 +59,7 @@ public struct MotionDetector: Sendable {
     /// of seconds). Foliage, water and shaken edges flicker all the time; a pixel counts only where its change from
     /// the background is well beyond that.
     var activity: [Float]
-    /// The strongest end of the change within `edgeSupportRadius` pixels (see `findEdges()`).
+    /// The strongest end of the change within `edgeSupportRadius` pixels (see `findEdges`).
     var edgeNear: [UInt8]
     /// `edgeNear` for the sensitivities above `persistenceAbove`: outlines that stand out from what a light explains by
     /// `strictOutlineMargin` more.
@@ -71,11 +71,11 @@ public struct MotionDetector: Sendable {
     var persistentCounted: [UInt8]
     /// The background as the photometric fit predicts this frame (whole levels), for the light test of `findEdges`.
     var predictedBackground: [UInt8]
-    /// Each pixel's own edge strength, before the dilation into `edgeNear`.
+    /// Each pixel's own edge strength, before the dilation into `edgeNear`, and its strict one (into `strictEdgeNear`).
     var edgeScratch: [UInt8]
-    /// The dilation's row maxima, and its output.
+    var strictEdgeScratch: [UInt8]
+    /// The dilation's row maxima.
     var dilationRows: [UInt8]
-    var dilated: [UInt8]
     /// The opened residual of the pixels that count (unusual and edge-supported), 0 elsewhere.
     var counted: [UInt8]
     /// Measures camera shake against the background.
@@ -106,7 +106,7 @@ public struct MotionDetector: Sendable {
         edgeNear = residual
         previousEdgeNear = residual
         strictEdgeNear = residual
-        dilated = residual
+        strictEdgeScratch = residual
         persistentCounted = residual
         edgeScratch = residual
         predictedBackground = residual

@@ -9,8 +9,11 @@
 /// third and a light does not explain it, else 0; the border is 0. Across the pair (l, r) a light explains the
 /// fall when the frame's contrast frame[l] − frame[r] is both the background's (model[l] − model[r]) and the
 /// reference picture's (reference[l] − reference[r]) times a gain in [min_gain, max_gain], give or take `tolerance`.
+/// strict_edges[i] likewise where the background's contrast does not explain it even give or take `strict_tolerance`
+/// (≥ `tolerance`): every strict edge is an edge.
 void pushav_motion_edge_strength(const uint8_t *change, const uint8_t *frame, const uint8_t *model, const uint8_t *reference,
-                                 float tolerance, float min_gain, float max_gain, int width, int height, uint8_t *edges);
+                                 float tolerance, float strict_tolerance, float min_gain, float max_gain, int width,
+                                 int height, uint8_t *edges, uint8_t *strict_edges);
 
 /// Grey-level dilation by a (2 radius + 1)² square: output[i] = the largest input value within `radius` in x and y.
 /// `rows` is scratch of width × height bytes.
