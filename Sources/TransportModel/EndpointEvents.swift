@@ -38,8 +38,20 @@ struct EndpointEvents {
 
     /// Numbers, logs, then broadcasts one event. Log failures are reported, never thrown: the event goes out anyway.
     mutating func emit(_ event: CameraEvent, fabric: FabricIndex, at time: Date) {
-        let entry = LoggedTransportEvent(number: takeNumber(), time: time, fabricIndex: fabric, event: event)
-        do { try log.append(entry) } catch { reportFailure(error) }
+        publish(numbered(event, fabric: fabric, at: time), logged: false)
+    }
+
+    /// The event with the next number, not yet logged or sent: for a caller that logs it in its own commit (a Begin,
+    /// with the records it owes an End by). A number taken and never published is a gap, as a restart leaves one.
+    mutating func numbered(_ event: CameraEvent, fabric: FabricIndex, at time: Date) -> LoggedTransportEvent {
+        LoggedTransportEvent(number: takeNumber(), time: time, fabricIndex: fabric, event: event)
+    }
+
+    /// Logs `entry` (unless `logged`: it already is) and broadcasts it.
+    mutating func publish(_ entry: LoggedTransportEvent, logged: Bool) {
+        if !logged {
+            do { try log.append(entry) } catch { reportFailure(error) }
+        }
         broadcast.send(entry)
     }
 

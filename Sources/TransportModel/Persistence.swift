@@ -82,8 +82,11 @@ public protocol TransportPersistence: Sendable {
     /// the End a Begin is owed.
     func save(openRecording recording: OpenRecording?, connectionID: UInt16) throws
     /// A Begin's two records (the session number handed out and the recording that now owes an End), in one commit:
-    /// one fsync per Begin instead of two.
-    func saveBegin(sessionNumber: UInt64, openRecording recording: OpenRecording, connectionID: UInt16) throws
+    /// one fsync per Begin instead of two. `event`, when this persistence is also the server's event log, is the Begin's
+    /// numbered event, logged in that same commit: the fsync covers it, and the log's page is not dirtied again right
+    /// after the sync (a 4 KiB write less per recording, on flash).
+    func saveBegin(sessionNumber: UInt64, openRecording recording: OpenRecording, connectionID: UInt16,
+                   event: LoggedTransportEvent?) throws
 }
 
 extension TransportPersistence {
@@ -103,7 +106,8 @@ public struct VolatileTransportPersistence: TransportPersistence {
     public func save(connections: [StoredConnection], lastConnectionID: UInt16?) throws {}
     public func deleteConnections(_ connectionIDs: [UInt16]) throws {}
     public func save(registries: TransportRegistries, changed: RegistrySections) throws {}
-    public func saveBegin(sessionNumber: UInt64, openRecording recording: OpenRecording, connectionID: UInt16) throws {}
+    public func saveBegin(sessionNumber: UInt64, openRecording recording: OpenRecording, connectionID: UInt16,
+                          event: LoggedTransportEvent?) throws {}
 }
 
 /// The time source for expiry deadlines. Wall-clock, because a deadline must mean the same after a reboot.

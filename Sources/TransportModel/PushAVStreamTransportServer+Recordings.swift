@@ -35,15 +35,18 @@ extension PushAVStreamTransportServer {
         let recording = OpenRecording(sessionNumber: sessionNumber, containerType: containerType,
                                       fabricIndex: connection.fabricIndex)
         if let earlier = recordings[connectionID] { endRecording(connectionID, earlier) }
+        // Numbered after the earlier End, logged in the Begin's own commit where the store is also the log.
+        let begin = endpointEvents.numbered(.pushTransportBegin(PushTransportBegin(
+            connectionID: connectionID, triggerType: triggerType, activationReason: activationReason,
+            containerType: containerType, cmafSessionNumber: containerType == .cmaf ? sessionNumber : nil)),
+            fabric: connection.fabricIndex, at: clock.now())
         try write {
-            try persistence.saveBegin(sessionNumber: sessionNumber, openRecording: recording, connectionID: connectionID)
+            try persistence.saveBegin(sessionNumber: sessionNumber, openRecording: recording, connectionID: connectionID,
+                                      event: persistenceLogsEvents ? begin : nil)
         }
         sessionNumbers[connectionID] = sessionNumber
         recordings[connectionID] = recording
-        emit(.pushTransportBegin(PushTransportBegin(
-            connectionID: connectionID, triggerType: triggerType, activationReason: activationReason,
-            containerType: containerType, cmafSessionNumber: containerType == .cmaf ? sessionNumber : nil)),
-             fabric: connection.fabricIndex)
+        endpointEvents.publish(begin, logged: persistenceLogsEvents)
         return sessionNumber
     }
 

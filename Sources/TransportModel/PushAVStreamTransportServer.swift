@@ -42,6 +42,9 @@ public actor PushAVStreamTransportServer {
     private var changeBroadcast = Broadcast<TransportChange>()
     /// The endpoint's event numbering, log and broadcast, shared with the other clusters' events.
     var endpointEvents: EndpointEvents
+    /// `persistence` is also the event log (one object, as `pushav serve` has it): a Begin's event is then written in
+    /// the Begin's own commit (``TransportPersistence/saveBegin(sessionNumber:openRecording:connectionID:event:)``).
+    let persistenceLogsEvents: Bool
 
     /// How many event numbers one reservation write covers. A restart skips what is left of the block.
     public static let eventNumberReservationBlock: UInt64 = EndpointEvents.reservationBlock
@@ -60,6 +63,7 @@ public actor PushAVStreamTransportServer {
         endpointEvents = try EndpointEvents(log: eventLog, reportFailure: reportEventLogFailure)
         self.capabilities = capabilities
         self.persistence = persistence
+        persistenceLogsEvents = (persistence as AnyObject) === (eventLog as AnyObject)
         self.clock = clock
         self.uploadsPending = uploadsPending
         self.connections = Dictionary(state.connections.map { ($0.connectionID, $0) }, uniquingKeysWith: { _, last in last })

@@ -32,18 +32,22 @@ extension TransportStore {
         // Without its own fsync: a power failure may lose the newest events (the Matter SDK keeps its event buffers in
         // RAM and loses them all at a reboot); kill -9 loses none. Their numbers stay reserved
         // (``reserveEventNumbers(below:)`` syncs), so no number is ever handed out twice.
-        try writeWithoutSync { db in
-            try db.execute(
-                sql: "INSERT INTO eventLog (number, time, fabricIndex, type, event) VALUES (?, ?, ?, ?, ?)",
-                arguments: [Int64(clamping: entry.number), entry.time.timeIntervalSince1970, Int(entry.fabricIndex), type, json])
-            try db.execute(
-                sql: "DELETE FROM eventLog WHERE time < ?",
-                arguments: [entry.time.timeIntervalSince1970 - retention.maxAge])
-            // The primary key orders by number: the newest maxEntries stay.
-            try db.execute(
-                sql: "DELETE FROM eventLog WHERE number < (SELECT number FROM eventLog ORDER BY number DESC LIMIT 1 OFFSET ?)",
-                arguments: [retention.maxEntries - 1])
-        }
+        try writeWithoutSync { db in try Self.insert(entry, type: type, json: json, retention: retention, db) }
+    }
+
+    /// One logged event, and the log pruned to `retention`, inside the caller's transaction.
+    static func insert(_ entry: LoggedTransportEvent, type: String, json: Data, retention: EventLogRetention,
+                       _ db: Database) throws {
+        try db.execute(
+            sql: "INSERT INTO eventLog (number, time, fabricIndex, type, event) VALUES (?, ?, ?, ?, ?)",
+            arguments: [Int64(clamping: entry.number), entry.time.timeIntervalSince1970, Int(entry.fabricIndex), type, json])
+        try db.execute(
+            sql: "DELETE FROM eventLog WHERE time < ?",
+            arguments: [entry.time.timeIntervalSince1970 - retention.maxAge])
+        // The primary key orders by number: the newest maxEntries stay.
+        try db.execute(
+            sql: "DELETE FROM eventLog WHERE number < (SELECT number FROM eventLog ORDER BY number DESC LIMIT 1 OFFSET ?)",
+            arguments: [retention.maxEntries - 1])
     }
 
     public func events(after number: UInt64, fabric: FabricIndex?, limit: Int) throws -> [LoggedTransportEvent] {

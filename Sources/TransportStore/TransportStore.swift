@@ -28,7 +28,7 @@ public enum TransportStoreError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// Connections, registries, session counters and the event log in one SQLite file (GRDB, WAL mode).
+/// Connections, registries, session counters and the event log in one SQLite file (GRDB, WAL mode, held exclusively).
 ///
 /// Transport options are stored as JSON with sorted keys, so what is read back after a restart encodes to the same
 /// bytes (TC-PAVST-2.14). Expiry deadlines are absolute wall-clock times, so a TTL keeps running across restarts.
@@ -36,7 +36,8 @@ public enum TransportStoreError: Error, Sendable, CustomStringConvertible {
 public final class TransportStore: TransportPersistence, TransportEventLog, Sendable {
     public let path: String
     public let retention: EventLogRetention
-    let pool: DatabasePool
+    /// One connection (exclusive locking allows no second): reads wait for a commit, which is a few milliseconds.
+    let pool: DatabaseQueue
     /// Where TLS endpoints' private keys live (nil: in this file).
     let privateKeys: (any TLSPrivateKeyStore)?
 
@@ -59,12 +60,20 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
         // Deleted and overwritten content is zeroed, not left in free pages: a key moved out of this file is gone.
         // 1 KiB pages: each Begin and End commits a few small rows, and a commit writes whole pages (to the WAL, then
         // again at the checkpoint): a quarter of 4 KiB's writes (flash wear). Takes effect for a new store only.
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON; PRAGMA page_size = 512") }
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA secure_delete = ON; PRAGMA page_size = 512")
+            // Held exclusively, before the first WAL access: SQLite keeps the WAL index in the process's memory instead
+            // of a `-shm` file whose page every commit dirtied again (2.5 % of the bytes recorded on a Command
+            // transport, `Scripts/bench-serve --trace`). One `pushav serve` owns a camera's store; a second process
+            // on the same state directory is refused as busy instead of sharing it.
+            try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+        }
         do {
-            pool = try DatabasePool(path: path, configuration: configuration)
+            pool = try DatabaseQueue(path: path, configuration: configuration)
             // Every commit waits for its fsync: a session number or event number this store handed out must never be
-            // handed out again, power failure included (the ingest would overwrite `session_N`). GRDB's pool sets
-            // NORMAL when it opens the WAL, after `prepareDatabase`, so FULL is set here, on the writer connection.
+            // handed out again, power failure included (the ingest would overwrite `session_N`). Set explicitly, on the
+            // connection that commits (GRDB's pool used to set NORMAL after `prepareDatabase`; `CommitDurabilityTests`).
             // A few commits per recording: about 4 KiB written each (`Scripts/bench-serve`).
             try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
         } catch {
@@ -86,7 +95,7 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
 
     /// Keys an older version stored in this file move to `privateKeys`; the rows keep a reference, the file keeps
     /// nothing of them (secure_delete zeroes the old cells, the checkpoint empties the WAL that still held them).
-    static func moveInlineKeys(to privateKeys: any TLSPrivateKeyStore, in pool: DatabasePool) throws {
+    static func moveInlineKeys(to privateKeys: any TLSPrivateKeyStore, in pool: DatabaseQueue) throws {
         let inline = try pool.read { db in
             try Row.fetchAll(db, sql: "SELECT fabricIndex, endpointID, privateKey FROM tlsEndpoint WHERE privateKeyRef IS NULL AND length(privateKey) > 0")
         }
@@ -183,12 +192,17 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
         try pool.write { db in try Self.insert(openRecording: recording, connectionID: connectionID, db) }
     }
 
-    public func saveBegin(sessionNumber: UInt64, openRecording recording: OpenRecording, connectionID: UInt16) throws {
+    public func saveBegin(sessionNumber: UInt64, openRecording recording: OpenRecording, connectionID: UInt16,
+                          event: LoggedTransportEvent?) throws {
+        let encoded = try event.map { ($0, try Self.encode($0.event)) }
         try pool.write { db in
             try db.execute(
                 sql: "INSERT OR REPLACE INTO sessionCounter (connectionID, lastSessionNumber) VALUES (?, ?)",
                 arguments: [Int(connectionID), Int64(bitPattern: sessionNumber)])
             try Self.insert(openRecording: recording, connectionID: connectionID, db)
+            if let (event, (type, json)) = encoded {
+                try Self.insert(event, type: type, json: json, retention: retention, db)
+            }
         }
     }
 

@@ -62,6 +62,31 @@ struct EventLogTests {
         #expect(await server.upcomingEventNumber == 5)
     }
 
+    /// Where the persistence is the event log too (one store, as `pushav serve` has it), a Begin's event is written in
+    /// the Begin's own commit: the Begin's fsync covers it, and nothing dirties the log's page right after that fsync.
+    /// With a separate log the event is appended as any other.
+    @Test("A Begin's event goes into the Begin's commit when the persistence is the log; an End's is appended", arguments: [true, false])
+    func beginEventInTheBeginsCommit(persistenceIsTheLog: Bool) async throws {
+        let store = CommitRecordingStore()
+        let log = VolatileTransportEventLog()
+        let server = try PushAVStreamTransportServer(
+            capabilities: TransportCapabilities(maxZones: 3), persistence: store,
+            eventLog: persistenceIsTheLog ? store : log)
+        try await server.setRegistries(standardRegistries())
+        let id = try await activeTransport(fabric: fabric1, on: server)
+        try await record(id, on: server)
+        let begin = CameraEvent.pushTransportBegin(.init(connectionID: id, triggerType: .continuous, containerType: .cmaf,
+                                                         cmafSessionNumber: 1))
+        let end = CameraEvent.pushTransportEnd(.init(connectionID: id, containerType: .cmaf, cmafSessionNumber: 1))
+        let commits = store.commits.filter { $0.hasPrefix("begin") || $0.hasPrefix("append") }
+        if persistenceIsTheLog {
+            #expect(commits == ["begin 1 with \(begin.name) 1", "append \(end.name) 2"])
+        } else {
+            #expect(commits == ["begin 1"])
+            #expect(log.allEntries.map(\.event) == [begin, end])
+        }
+    }
+
     @Test("Reading since N with a limit, for one fabric or all", arguments: [
         // (after, fabric, limit, expected numbers); events 1…6 alternate fabric 1 (odd recordings) and 2.
         (0, nil, 100, [1, 2, 3, 4, 5, 6]),
@@ -143,4 +168,26 @@ struct EventLogTests {
         }
         #expect(log.allEntries.map(\.number) == [5], "age bound: 4 is 70 s older than 5")
     }
+}
+
+/// A persistence that is also an event log and records each write as one line: which commit held what.
+private final class CommitRecordingStore: TransportPersistence, TransportEventLog, @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    var commits: [String] { lock.withLock { lines } }
+    private func note(_ line: String) { lock.withLock { lines.append(line) } }
+
+    func load() throws -> PersistentTransportState { PersistentTransportState() }
+    func save(connections: [StoredConnection], lastConnectionID: UInt16?) throws { note("connections") }
+    func deleteConnections(_ connectionIDs: [UInt16]) throws { note("delete") }
+    func save(registries: TransportRegistries, changed: RegistrySections) throws { note("registries") }
+    func save(openRecording recording: OpenRecording?, connectionID: UInt16) throws { note("end record") }
+    func saveBegin(sessionNumber: UInt64, openRecording recording: OpenRecording, connectionID: UInt16,
+                   event: LoggedTransportEvent?) throws {
+        note("begin \(sessionNumber)" + (event.map { " with \($0.event.name) \($0.number)" } ?? ""))
+    }
+    func loadEventNumberReservation() throws -> UInt64 { 1 }
+    func reserveEventNumbers(below limit: UInt64) throws {}
+    func append(_ entry: LoggedTransportEvent) throws { note("append \(entry.event.name) \(entry.number)") }
+    func events(after number: UInt64, fabric: FabricIndex?, limit: Int) throws -> [LoggedTransportEvent] { [] }
 }
