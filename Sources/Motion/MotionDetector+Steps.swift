@@ -306,10 +306,10 @@ extension MotionDetector {
         return counts
     }
 
-    /// The lowest sensitivity at which a region's changed pixels reach its area threshold: up to `persistenceAbove`
-    /// counting every counted pixel, above it also counting only those whose outline persisted
-    /// (``selectPersistentPixels()``). A level above moves when either does, so every level still sees whatever a
-    /// lower one sees.
+    /// The lowest sensitivity at which a region's changed pixels reach its area threshold, or — from Medium up — its
+    /// pixels near a persistent outline (``selectPersistentPixels()``) reach ``MotionSensitivity/persistentOutline(_:)``'s.
+    /// Below Medium only the first counts; above it only the second (faint change is believed only near such an
+    /// outline). Each level's thresholds are at most the level below's, so every level sees whatever a lower one sees.
     ///
     /// The threshold is a fraction of the frame (so an object of a given size counts the same in any zone), but at
     /// most half of the region (so a small zone can still move) and at least `minimumChangedPixels`.
@@ -317,16 +317,25 @@ extension MotionDetector {
         let area = regionAreas[region]
         guard area > 0 else { return .still }
         let frameArea = Double(regionAreas[0])
-        var changed = 0, persisted = 0
-        var lowest: Int?
+        let floor = Double(Swift.min(configuration.minimumChangedPixels, area))
+        // Counts are per level of change (the lowest level whose Δ a pixel's change reaches): summed up to a level,
+        // they are the pixels whose change reaches that level's Δ.
+        var changed = 0, lowest: Int?
         for level in 1...10 {
             changed += counts[region * 11 + level]
-            persisted += persistentCounts[region * 11 + level]
-            let fraction = MotionSensitivity.table[level - 1].minimumAreaFraction
-            let required = Swift.max(
-                Double(Swift.min(configuration.minimumChangedPixels, area)), Swift.min(fraction * frameArea, 0.5 * Double(area)))
-            let seen = level <= configuration.persistenceAbove ? changed : persisted
-            if lowest == nil && Double(seen) >= required { lowest = level }
+            guard lowest == nil else { continue }
+            let own = MotionSensitivity.table[level - 1]
+            if level <= 5 && Double(changed) >= Swift.max(floor, Swift.min(own.minimumAreaFraction * frameArea, 0.5 * Double(area))) {
+                lowest = level
+            } else if let outline = MotionSensitivity.persistentOutline(level) {
+                var persisted = 0
+                for bucket in MotionSensitivity.table.indices where MotionSensitivity.table[bucket].pixelDelta >= outline.pixelDelta {
+                    persisted += persistentCounts[region * 11 + bucket + 1]
+                }
+                if Double(persisted) >= Swift.max(floor, Swift.min(outline.minimumAreaFraction * frameArea, 0.5 * Double(area))) {
+                    lowest = level
+                }
+            }
         }
         return RegionMotion(lowestSensitivity: lowest, changedFraction: Double(changed) / Double(area))
     }

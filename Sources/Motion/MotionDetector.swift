@@ -18,8 +18,8 @@ import Foundation  // exp() for time constants; nothing in the per-pixel loops
 /// exceeds three times its usual flicker between analysed pictures
 /// (leaves, rain, a shaken edge flicker all the time; a person passes a pixel in a fraction of a second, a slow mover
 /// changes it little per picture); (6) count those pixels per region and per sensitivity level and test them
-/// against the area thresholds — above Medium counting faint change only near a clear outline seen in two pictures
-/// in a row, which codec blocks never are; (7) blend the frame into the background: fast where nothing changed, slowly where
+/// against the area thresholds — from Medium up also a smaller, fainter figure near a clear outline seen in two
+/// pictures in a row, which codec blocks never are (above Medium faint change counts only that way); (7) blend the frame into the background: fast where nothing changed, slowly where
 /// something did, so a parked object fades into the background while a slow mover leaves a trail long enough to
 /// detect. The first `warmUpDuration` of a stream only learns (background, noise, flicker).
 public struct MotionDetector: Sendable {
@@ -61,11 +61,11 @@ public struct MotionDetector: Sendable {
     var activity: [Float]
     /// The strongest end of the change within `edgeSupportRadius` pixels (see `findEdges`).
     var edgeNear: [UInt8]
-    /// `edgeNear` for the sensitivities above `persistenceAbove`: outlines that stand out from what a light explains by
+    /// `edgeNear` for the persistent outline (Medium and above): outlines that stand out from what a light explains by
     /// `strictOutlineMargin` more.
     var strictEdgeNear: [UInt8]
-    /// The previous analysed picture's `strictEdgeNear` (zeros after a reset): where the sensitivities above
-    /// `persistenceAbove` need the outline to have been near as well.
+    /// The previous analysed picture's `strictEdgeNear` (zeros after a reset): where a persistent outline must have
+    /// been near as well.
     var previousEdgeNear: [UInt8]
     /// `counted` where the previous picture's outline was near too.
     var persistentCounted: [UInt8]

@@ -59,10 +59,6 @@ public struct MotionDetectorConfiguration: Sendable, Hashable {
     /// in this range: a light, a soft shadow or something out of focus at the lens scales the scene's own texture
     /// (the change it makes has edges wherever the scene has them); an object brings contrast of its own.
     public var lightGains: ClosedRange<Double> = 0.2...5
-    /// Sensitivities above this one (Medium) also count faint changed pixels, but only near a clear outline that was
-    /// near in the previous analysed picture too (see `MotionDetector.strictOutlineMargin`); this one and those below
-    /// judge every picture alone.
-    public var persistenceAbove: Int = 5
     /// A changed pixel counts only if its residual exceeds this many times its usual flicker (its activity).
     public var activityFactor: Double = 3
     /// Seconds for a pixel's activity to rise to a new, larger flicker, and to fall back.

@@ -237,8 +237,8 @@ struct DetectionCorpusTests {
             let f = score.at(s)
             let median = f.medianLatency.map { String(format: "%.2f s", $0) } ?? "–"
             let p95 = f.p95Latency.map { String(format: "%.2f s", $0) } ?? "–"
-            lines.append(String(format: "  %2d | %6.0f (%d) | %d | %d/%d | %@ | %@", s, f.falsePerHour, f.nuisanceFalse,
-                                f.crossingFalse, f.withinOneSecond, f.crossings, median, p95))
+            lines.append(String(format: "  %2d | %6.0f (%d) | %d | %d/%d | ", s, f.falsePerHour, f.nuisanceFalse,
+                                f.crossingFalse, f.withinOneSecond, f.crossings) + "\(median) | \(p95)")
             if [1, 5, 10].contains(s) {
                 lines.append("      false: \(f.falseClips.sorted { $0.key < $1.key }.map { "\($0.key) at \($0.value.map { String(format: "%.1f", $0) }.joined(separator: "/")) s" }.joined(separator: ", "))")
                 lines.append("      in the labelled region: within 1 s \(f.regionLatencies.values.filter { ($0 ?? .infinity) <= 1 }.count)/\(f.crossings); "
