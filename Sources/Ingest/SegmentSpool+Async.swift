@@ -128,3 +128,11 @@ extension SegmentSpool {
         _ = try? await BlockingIO.run { self.refreshMetrics() }
     }
 }
+
+extension SegmentSpool {
+    /// The transport model's BUSY hook (`PushAVStreamTransportServer.setUploadsPendingQuery`) for uploaders whose
+    /// spool connection label is the Matter connection ID in decimal. An unreadable spool counts as busy.
+    public func uploadsPendingQuery() -> @Sendable (UInt16) async -> Bool {
+        { connectionID in (try? await self.isBusy(connection: String(connectionID))) ?? true }
+    }
+}

@@ -383,19 +383,3 @@ public final class SegmentSpool: Sendable {
         }
     }
 }
-
-extension SegmentSpool {
-    /// The transport model's BUSY hook (`PushAVStreamTransportServer.setUploadsPendingQuery`) for uploaders whose
-    /// spool connection label is the Matter connection ID in decimal. An unreadable spool counts as busy.
-    public func uploadsPendingQuery() -> @Sendable (UInt16) async -> Bool {
-        { connectionID in (try? await self.isBusy(connection: String(connectionID))) ?? true }
-    }
-}
-
-/// Another process (or another spool in this one) holds the spool's journal: a spool has one owner.
-public struct SpoolInUse: Error, CustomStringConvertible {
-    public let directory: URL
-    public var description: String {
-        "the spool at \(directory.path) is in use by another process (a second pushav on the same state or spool folder?)"
-    }
-}

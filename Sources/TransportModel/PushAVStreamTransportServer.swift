@@ -39,7 +39,7 @@ public actor PushAVStreamTransportServer {
     var recordings: [UInt16: OpenRecording] = [:]
     /// Recordings the previous process began and did not end (see ``endRecordingsInterruptedByTheLastStop()``).
     var interruptedRecordings: [UInt16: OpenRecording]
-    private var changeBroadcast = Broadcast<TransportChange>()
+    var changeBroadcast = Broadcast<TransportChange>()
     /// The endpoint's event numbering, log and broadcast, shared with the other clusters' events.
     var endpointEvents: EndpointEvents
     /// `persistence` is also the event log (one object, as `pushav serve` has it): a Begin's event is then written in
@@ -281,53 +281,8 @@ public actor PushAVStreamTransportServer {
         publish(.modified(connection))
     }
 
-    // MARK: - Events and changes
-
-    /// A new subscription to PushTransportBegin/End, from now on, each with its event number, time and fabric.
-    /// Any number of consumers may subscribe. To replay and then follow without a gap, subscribe first, then read
-    /// `loggedEvents(after:fabric:limit:)`, then take live events numbered above the last one read.
-    public func events() -> AsyncStream<LoggedTransportEvent> { endpointEvents.subscribe() }
-
-    /// Logged events numbered above `number`, of `fabric` (nil: every fabric), oldest first, at most `limit`.
-    /// Events whose append failed are not there; pruned ones neither (see `EventLogRetention`).
-    public func loggedEvents(after number: UInt64, fabric: FabricIndex?, limit: Int) throws -> [LoggedTransportEvent] {
-        try endpointEvents.logged(after: number, fabric: fabric, limit: limit)
-    }
-
-    /// Sends the End owed to every recording the previous process began and never ended (it was killed, or the
-    /// power went): logged with the next event numbers, so a controller reading the event log from where it left off
-    /// sees every Begin matched. Call once at start, before recording. Returns the recordings ended, by connection ID.
-    @discardableResult
-    public func endRecordingsInterruptedByTheLastStop() -> [UInt16: OpenRecording] {
-        let owed = interruptedRecordings
-        interruptedRecordings = [:]
-        for (connectionID, recording) in owed.sorted(by: { $0.key < $1.key }) {
-            endRecording(connectionID, recording)
-        }
-        return owed
-    }
-
-    /// The number the next event will get (every event so far has a lower one).
-    public var upcomingEventNumber: UInt64 { endpointEvents.upcomingNumber }
-
-    /// A new subscription to the changes the recorder and uploader follow.
-    public func changes() -> AsyncStream<TransportChange> { changeBroadcast.subscribe() }
-
     /// Counts the changes published so far: a camera applying an older state than one it applied already skips it.
     public private(set) var version: UInt64 = 0
-
-    /// Everything a camera reconciles its recordings and deliveries to, read in one step (one version).
-    public func desiredState() -> DesiredTransportState {
-        removeExpiredConnectionsRetryingLater()
-        return DesiredTransportState(version: version, connections: connections.values.sorted { $0.connectionID < $1.connectionID },
-                                     registries: registries, zoneTriggers: resolvedZoneTriggers)
-    }
-
-    /// Ends every subscription (at shutdown): iteration finishes after the values already sent.
-    public func finishSubscriptions() {
-        endpointEvents.finish()
-        changeBroadcast.finish()
-    }
 
     // MARK: - Internals
 
