@@ -1,7 +1,6 @@
 import Foundation
 import MediaIO
 import Motion
-import Synchronization
 import Testing
 import TestSupport
 
@@ -13,8 +12,8 @@ import TestSupport
 /// that loses a crossing, triggers later or adds a false trigger fails here.
 @Suite("Detection corpus")
 struct DetectionCorpusTests {
-    @Test func mediumIsQuietOnNuisanceAndSeesEveryCrossingWithinASecond() throws {
-        let score = try Self.score()
+    @Test func mediumIsQuietOnNuisanceAndSeesEveryCrossingWithinASecond() async throws {
+        let score = try await Self.score()
         let medium = score.at(5)
         #expect(medium.nuisanceFalse == 0, "Medium false triggers on nuisance: \(medium.falseClips)")
         #expect(medium.crossingFalse == 0, "Medium false triggers outside the crossings: \(medium.falseClips)")
@@ -33,8 +32,8 @@ struct DetectionCorpusTests {
     /// at the lens each fired once before faint change above Medium needed a clear, persistent outline). What that
     /// cost here: High sees these 25–40-level crossings when Medium does (median 0.4 s, it was 0.2 s) — the faint
     /// early pictures of a figure entering count only once its outline is Medium-clear in two pictures.
-    @Test func highSeesEveryCrossingAtOnceAndLowStaysQuiet() throws {
-        let score = try Self.score()
+    @Test func highSeesEveryCrossingAtOnceAndLowStaysQuiet() async throws {
+        let score = try await Self.score()
         let high = score.at(10)
         #expect(high.nuisanceFalse == 0, "High: \(high.nuisanceFalse) false triggers in \(high.nuisanceSeconds) s: \(high.falseClips)")
         #expect(high.crossingFalse == 0)
@@ -49,15 +48,17 @@ struct DetectionCorpusTests {
 
     /// The region score reads location, not only time: with the region moved off the figure's path (the top band; it
     /// walks 104–144 px down) the walker is seen outside it and never in it.
-    @Test func theRegionScoreSeesWhereTheMotionIs() throws {
-        let pictures = try Self.analyse(Self.corpus.appendingPathComponent("cross-dark-40.mp4"), region: [0, 0, 320, 40])
+    @Test func theRegionScoreSeesWhereTheMotionIs() async throws {
+        let pictures = try await BlockingWork.runHeavy {
+            try Self.analyse(Self.corpus.appendingPathComponent("cross-dark-40.mp4"), region: [0, 0, 320, 40])
+        }
         #expect(!pictures.contains { ($0.inRegion ?? 11) <= 10 }, "motion in the empty top band")
         #expect(pictures.contains { ($0.outside ?? 11) <= 5 }, "the walker is not seen outside the top band")
     }
 
     /// After the IR switch the detector re-arms within 2 s: the figure entering 0.5 s after it is seen by then.
-    @Test func reArmsWithinTwoSecondsOfAnIRSwitch() throws {
-        let score = try Self.score()
+    @Test func reArmsWithinTwoSecondsOfAnIRSwitch() async throws {
+        let score = try await Self.score()
         for sensitivity in [5, 10] {
             let latency = try #require(score.at(sensitivity).latencies["cross-light-30-ir.mp4"] ?? nil,
                                        "the crossing after the IR switch was missed at \(sensitivity)")
@@ -68,8 +69,8 @@ struct DetectionCorpusTests {
     }
 
     /// A higher sensitivity never triggers later, nor on fewer crossings.
-    @Test func sensitivityIsMonotonic() throws {
-        let score = try Self.score()
+    @Test func sensitivityIsMonotonic() async throws {
+        let score = try await Self.score()
         for sensitivity in 1..<10 {
             let lower = score.at(sensitivity), higher = score.at(sensitivity + 1)
             for (clip, latency) in lower.latencies {
@@ -170,10 +171,14 @@ struct DetectionCorpusTests {
 
     static let corpus = TestPaths.media("detection")
 
-    /// The corpus analysed once per test process (the four tests share it).
-    static func score() throws -> Score {
-        try cache.withLock { cached in
-            if let cached { return cached }
+    /// The corpus analysed once per test process (the four tests share it), on a thread of its own: analysing it takes
+    /// seconds, and the tests waiting for it await the one task instead of blocking the cooperative pool on a lock
+    /// (two tests blocked there — one analysing, one waiting — stalled every server in the suite, and a test's PUTs
+    /// timed out in CI).
+    static func score() async throws -> Score { try await scoring.value }
+
+    private static let scoring = Task<Score, any Error> {
+        try await BlockingWork.runHeavy {
             let labels = try JSONDecoder().decode([Label].self, from: Data(contentsOf: corpus.appendingPathComponent("labels.json")))
             var pictures: [String: [Picture]] = [:]
             for label in labels {
@@ -181,12 +186,9 @@ struct DetectionCorpusTests {
             }
             let score = Score(labels: labels, pictures: pictures)
             print(table(score))
-            cached = score
             return score
         }
     }
-
-    private static let cache = Mutex<Score?>(nil)
 
     /// One analysed picture: the lowest sensitivity that saw motion anywhere, inside the labelled region, outside it.
     struct Picture: Sendable {
@@ -210,23 +212,25 @@ struct DetectionCorpusTests {
         let sampler = try LumaSampler(input: input, width: configuration.analysisWidth, height: configuration.analysisHeight)
         var found: [Picture] = []
         var origin: Double?
-        func take(_ picture: DecodedPicture) throws {
-            let seconds = picture.time.seconds
-            origin = origin ?? seconds
-            let t = seconds - origin!
-            guard detector.wantsFrame(at: t) else { return }
-            let luma = try picture.luma()
-            let result = detector.analyseNow(LumaPlane(width: luma.width, height: luma.height, pixels: luma.pixels), at: t,
-                                             isKeyframe: picture.isKeyframe)
-            found.append(Picture(time: t, lowest: result.anywhere.lowestSensitivity,
-                                 inRegion: result.zones[1]?.lowestSensitivity, outside: result.outsideZones.lowestSensitivity))
-        }
         let packet = try Packet()
-        while try input.read(into: packet) {
-            guard packet.streamIndex == video.index else { continue }
-            try sampler.decode(packet, take)
+        // One non-escaping closure per decode call, not a nested function passed as a closure: the debug build freed
+        // that function's capture box with a bad pointer (signal 11) once the test ran on a thread of its own.
+        var reading = true
+        while reading {
+            reading = try input.read(into: packet)
+            if reading && packet.streamIndex != video.index { continue }
+            try sampler.decode(reading ? packet : nil) { picture in
+                let seconds = picture.time.seconds
+                origin = origin ?? seconds
+                let t = seconds - origin!
+                guard detector.wantsFrame(at: t) else { return }
+                let luma = try picture.luma()
+                let result = detector.analyseNow(LumaPlane(width: luma.width, height: luma.height, pixels: luma.pixels), at: t,
+                                                 isKeyframe: picture.isKeyframe)
+                found.append(Picture(time: t, lowest: result.anywhere.lowestSensitivity,
+                                     inRegion: result.zones[1]?.lowestSensitivity, outside: result.outsideZones.lowestSensitivity))
+            }
         }
-        try sampler.decode(nil, take)
         return found
     }
 
