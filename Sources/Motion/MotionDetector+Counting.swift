@@ -41,22 +41,23 @@ extension MotionDetector {
         let area = regionAreas[region]
         guard area > 0 else { return .still }
         let frameArea = Double(regionAreas[0])
-        let floor = Double(Swift.min(configuration.minimumChangedPixels, area))
+        func required(_ fraction: Double) -> Double {
+            Swift.max(Double(Swift.min(configuration.minimumChangedPixels, area)), Swift.min(fraction * frameArea, 0.5 * Double(area)))
+        }
         // Counts are per level of change (the lowest level whose Δ a pixel's change reaches): summed up to a level,
         // they are the pixels whose change reaches that level's Δ.
         var changed = 0, lowest: Int?
         for level in 1...10 {
             changed += counts[region * 11 + level]
             guard lowest == nil else { continue }
-            let own = MotionSensitivity.table[level - 1]
-            if level <= 5 && Double(changed) >= Swift.max(floor, Swift.min(own.minimumAreaFraction * frameArea, 0.5 * Double(area))) {
+            if level <= MotionSensitivity.medium && Double(changed) >= required(MotionSensitivity.table[level - 1].minimumAreaFraction) {
                 lowest = level
             } else if let outline = MotionSensitivity.persistentOutline(level) {
                 var persisted = 0
                 for bucket in MotionSensitivity.table.indices where MotionSensitivity.table[bucket].pixelDelta >= outline.pixelDelta {
                     persisted += persistentCounts[region * 11 + bucket + 1]
                 }
-                if Double(persisted) >= Swift.max(floor, Swift.min(outline.minimumAreaFraction * frameArea, 0.5 * Double(area))) {
+                if Double(persisted) >= required(outline.minimumAreaFraction) {
                     lowest = level
                 }
             }

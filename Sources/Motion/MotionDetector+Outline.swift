@@ -65,14 +65,14 @@ extension MotionDetector {
     /// How much clearer than a light's (levels, beyond the noise tolerance) an outline must be to count as persistent
     /// (``MotionSensitivity/persistentOutline(_:)``, Medium and above): the pixel change Medium itself needs.
     ///
-    /// Why: near such an outline a few faint pixels count, and a compressed stream makes faint outlines out of nothing — a
-    /// smooth light or a blurred insect breaks into codec blocks (8 pixels of a 480-pixel-wide substream are more than
+    /// Why: near such an outline a few faint pixels count, and a compressed stream makes faint outlines out of
+    /// nothing — a smooth light or a blurred insect breaks into codec blocks (8 pixels of a 480-pixel-wide substream are more than
     /// two analysis pixels), whose edges are new contrast the scene did not have. Those steps are a fraction of the
     /// change, a few levels to a dozen; an object's outline is as strong as the object. So the higher sensitivities
     /// count faint change, but only near an outline that Medium would call a change, seen in two pictures in a row
     /// (``selectPersistentPixels()``). On the tuning seeds: High's false triggers 96 an hour → 0.
     var strictOutlineMargin: Double {
-        Double(MotionSensitivity.level(5).pixelDelta)
+        Double(MotionSensitivity.level(MotionSensitivity.medium).pixelDelta)
     }
 
     /// `persistentCounted` = `counted` capped by `strictEdgeNear` and by the previous picture's `strictEdgeNear`; then

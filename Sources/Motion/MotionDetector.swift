@@ -19,9 +19,9 @@ import Foundation  // exp() for time constants; nothing in the per-pixel loops
 /// (leaves, rain, a shaken edge flicker all the time; a person passes a pixel in a fraction of a second, a slow mover
 /// changes it little per picture); (6) count those pixels per region and per sensitivity level and test them
 /// against the area thresholds — from Medium up also a smaller, fainter figure near a clear outline seen in two
-/// pictures in a row, which codec blocks never are (above Medium faint change counts only that way); (7) blend the frame into the background: fast where nothing changed, slowly where
-/// something did, so a parked object fades into the background while a slow mover leaves a trail long enough to
-/// detect. The first `warmUpDuration` of a stream only learns (background, noise, flicker).
+/// pictures in a row, which codec blocks never are (above Medium faint change counts only that way); (7) blend the
+/// frame into the background: fast where nothing changed, slowly where something did, so a parked object fades into
+/// the background while a slow mover leaves a trail long enough to detect. The first `warmUpDuration` of a stream only learns (background, noise, flicker).
 public struct MotionDetector: Sendable {
     public private(set) var configuration: MotionDetectorConfiguration
     public var width: Int { configuration.analysisWidth }

@@ -36,6 +36,9 @@ public struct MotionSensitivity: Sendable, Hashable {
         table[Swift.min(Swift.max(level, 1), 10) - 1]
     }
 
+    /// Medium, Google Home's middle setting: the level from which a persistent outline counts.
+    public static let medium = 5
+
     /// Index 0 is sensitivity 1.
     public static let table: [MotionSensitivity] = [
         MotionSensitivity(pixelDelta: 28, minimumAreaFraction: 0.0300),
@@ -73,8 +76,8 @@ public struct MotionSensitivity: Sendable, Hashable {
     /// Medium 44 → 52 of 60 crossings within 1 s, 0 false triggers; a larger area lost crossings, a smaller one made
     /// Medium High).
     public static func persistentOutline(_ level: Int) -> MotionSensitivity? {
-        guard level >= 5 else { return nil }
-        let step = Double(Swift.min(level, 10) - 5)
+        guard level >= medium else { return nil }
+        let step = Double(Swift.min(level, 10) - medium)
         return MotionSensitivity(
             pixelDelta: table[Swift.min(level + 3, 10) - 1].pixelDelta,
             minimumAreaFraction: 0.0021 * pow(0.0010 / 0.0021, step / 5))
