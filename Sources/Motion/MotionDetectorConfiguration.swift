@@ -49,7 +49,14 @@ public struct MotionDetectorConfiguration: Sendable, Hashable {
     /// from the picture this long ago: an object that moved and stopped differs from the background for as long as
     /// the background takes to absorb it, but from the recent picture only for this long.
     public var motionWindow: Double
-    /// The per-pixel threshold is at least this many noise sigmas.
+    /// The per-pixel threshold is at least this many noise sigmas — σ of the raw residual, applied to the opened one.
+    ///
+    /// Why 2 and not the usual 3–3.5: the threshold is tested after the 2×2 opening, where a pixel keeps a change only
+    /// if a whole 2×2 block around it has it; noise past 2 σ in four neighbours at once is rare (a 4.6 % tail each), and
+    /// what does pass is then held to an outline and to each pixel's own flicker. A 3.5 σ floor made Medium blind to a
+    /// figure 20–25 levels from its ground in rain or night noise (σ 5–6 there: a floor of 21 levels), however large
+    /// (generalisation corpus, tuning seeds: Medium 52 → 53 of 56 crossings drawn as labelled, held out 51 → 55 of 57;
+    /// no false trigger at Medium or High on either group; 1.5 σ found no more).
     public var noiseFactor: Double
     /// A region needs at least this many changed pixels (after the 2×2 opening) to move.
     public var minimumChangedPixels: Int
@@ -78,7 +85,7 @@ public struct MotionDetectorConfiguration: Sendable, Hashable {
         sourceWidth: Int, sourceHeight: Int, analysisWidth: Int, analysisHeight: Int, sensitivity: Int = 5,
         zones: [MotionZone] = [], analysisInterval: Double = 0.2, backgroundTimeConstant: Double = 2,
         foregroundTimeConstant: Double = 15, globalChangeFraction: Double = 0.6, recalibrationDuration: Double = 2,
-        motionWindow: Double = 2, noiseFactor: Double = 3.5, minimumChangedPixels: Int = 6
+        motionWindow: Double = 2, noiseFactor: Double = 2, minimumChangedPixels: Int = 6
     ) {
         self.motionWindow = motionWindow
         self.sourceWidth = sourceWidth

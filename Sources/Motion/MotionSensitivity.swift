@@ -24,7 +24,7 @@ import Foundation
 /// the detector keeps them quiet by structure instead (an outline near each counted pixel, each pixel's own
 /// flicker), so the thresholds can sit where the figures are. Both thresholds fall as s rises, so detection is
 /// monotonic: whatever moves at s also moves at every higher s. The pixel Δ is a floor: on a noisy sensor the
-/// detector raises it to 3.5 σ of the measured noise, so High does not turn into a noise detector.
+/// detector raises it to 2 σ of the measured noise (after the 2×2 opening), so High does not turn into a noise detector.
 public struct MotionSensitivity: Sendable, Hashable {
     /// A residual luma difference above this marks a pixel as changed.
     public var pixelDelta: Int

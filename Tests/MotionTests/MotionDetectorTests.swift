@@ -43,6 +43,38 @@ private func warmedUp(_ detector: inout MotionDetector, _ scene: inout Synthetic
     }
 }
 
+/// The noise floor: a figure little brighter or darker than its ground in strong sensor noise (rain, night) is seen,
+/// because the floor is tested on the opened residual (see `MotionDetectorConfiguration.noiseFactor`), while the
+/// same noise alone stays still (`stillNoisyBackgroundNeverMoves`, σ up to 6 at High).
+@Suite struct FaintFigureInNoiseTests {
+    /// First motion at Medium, in seconds after a 22-level, 8×20 figure starts crossing a plain ground in σ 6 noise.
+    static func firstMotion(noiseFactor: Double?) -> Double? {
+        var scene = SyntheticScene(noiseSigma: 6, seed: 52)
+        scene.base = [Double](repeating: 110, count: scene.width * scene.height)
+        var configuration = MotionDetectorConfiguration(
+            sourceWidth: 1920, sourceHeight: 1080, analysisWidth: 160, analysisHeight: 90, sensitivity: 5)
+        if let noiseFactor { configuration.noiseFactor = noiseFactor }
+        var motion = MotionDetector(configuration: configuration)
+        _ = simulate(&motion, scene: &scene, seconds: 3)
+        scene.objects = [SceneObject(x: 0, y: 35, width: 8, height: 20, level: 88)]
+        let results = simulate(&motion, scene: &scene, from: 3, seconds: 3) { time, scene in
+            scene.objects[0].x = 10 + 30 * (time - 3)
+        }
+        return results.first(where: \.hasMotion).map { $0.time - 3 }
+    }
+
+    @Test func aFaintFigureInStrongNoiseIsSeenWithinASecond() {
+        let first = Self.firstMotion(noiseFactor: nil)
+        #expect(first.map { $0 <= 1 } == true, "first motion \(String(describing: first)) s after entry")
+    }
+
+    /// The floor of before (3.5 σ: 21 levels here) hid it: the test above measures the floor, not the figure.
+    @Test func theFormerFloorMissedIt() {
+        let first = Self.firstMotion(noiseFactor: 3.5)
+        #expect(first.map { $0 > 1 } ?? true, "first motion \(String(describing: first)) s after entry")
+    }
+}
+
 @Suite struct MovingObjectTests {
     @Test(arguments: [255.0, 0.0])
     func movingRectangleIsSeenEveryAnalysedFrame(level: Double) {
