@@ -47,7 +47,7 @@ private func warmedUp(_ detector: inout MotionDetector, _ scene: inout Synthetic
 /// because the floor is tested on the opened residual (see `MotionDetectorConfiguration.noiseFactor`), while the
 /// same noise alone stays still (`stillNoisyBackgroundNeverMoves`, σ up to 6 at High).
 @Suite struct FaintFigureInNoiseTests {
-    /// First motion at Medium, in seconds after a 22-level, 8×20 figure starts crossing a plain ground in σ 6 noise.
+    /// First motion at Medium, in seconds after a 26-level, 8×20 figure starts crossing a plain ground in σ 6 noise.
     static func firstMotion(noiseFactor: Double?) -> Double? {
         var scene = SyntheticScene(noiseSigma: 6, seed: 52)
         scene.base = [Double](repeating: 110, count: scene.width * scene.height)
@@ -56,7 +56,7 @@ private func warmedUp(_ detector: inout MotionDetector, _ scene: inout Synthetic
         if let noiseFactor { configuration.noiseFactor = noiseFactor }
         var motion = MotionDetector(configuration: configuration)
         _ = simulate(&motion, scene: &scene, seconds: 3)
-        scene.objects = [SceneObject(x: 0, y: 35, width: 8, height: 20, level: 88)]
+        scene.objects = [SceneObject(x: 0, y: 35, width: 8, height: 20, level: 84)]
         let results = simulate(&motion, scene: &scene, from: 3, seconds: 3) { time, scene in
             scene.objects[0].x = 10 + 30 * (time - 3)
         }
