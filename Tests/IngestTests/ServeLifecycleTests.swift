@@ -177,9 +177,14 @@ extension ServeEndToEndTests {
             let id = try await serve.allocate(TransportJSON.options(endpointID: endpointID, ingestPort: port, trigger: .continuous))
             try await serve.setActive(id)
             try await events.wait("Begin of session 1", timeout: .seconds(15)) { $0.contains { $0.isBegin && $0.session == 1 } }
-            try await Fixtures.waitUntil("the spool evicting to keep the disk's reserve", timeout: .seconds(45)) {
+            let began = ContinuousClock.now
+            // The wait is for media to be recorded in real time until the disk reaches its reserve: 45 s measured
+            // with the serve suites running side by side (it was the bound, and the test failed when the process
+            // was blocked for 19 s in a write of its log on a loaded machine). Twice that leaves room.
+            try await Fixtures.waitUntil("the spool evicting to keep the disk's reserve", timeout: .seconds(90)) {
                 serve.log.all.contains { $0.text.contains("disk nearly full: evicted a whole session") }
             }
+            print("measured: Begin of session 1 → the spool's first eviction in \(ContinuousClock.now - began)")
             #expect(!serve.log.all.contains { $0.text.contains("recording failed") }, "the reserve kept recording going")
             // Another writer takes the rest of the disk.
             try await Shell.run("dd if=/dev/zero of='\(state.path)/ballast' bs=16k 2>/dev/null || true")

@@ -63,9 +63,22 @@ struct Serve {
             api = "http://\(connectHost):\(port)"
         }
         let process = self.process
-        try await Fixtures.waitUntil("pushav serve listening", timeout: .seconds(30)) {
-            guard process.isRunning else { throw TestFailure("pushav serve exited: \(process.output)") }
-            return process.output.contains("listening on")
+        do {
+            // Start-up opens SQLite journals and replays what the last run left. A chaos restart in CI once failed to
+            // start within 30 s while the serve suites ran side by side (why was not captured: that failure crashed the
+            // test process; it now throws with the log), and the disk of a loaded machine was seen to stall a write
+            // for 19 s: hence 60 s.
+            try await Fixtures.waitUntil("pushav serve listening", timeout: .seconds(60)) {
+                guard process.isRunning else { throw TestFailure("pushav serve exited (status \(process.status))") }
+                return process.output.contains("listening on")
+            }
+        } catch {
+            // The client must be shut down before it goes (AsyncHTTPClient asserts it in its deinit, which would
+            // crash the whole test process and hide this failure), and the process must not outlive the test.
+            log.stop()
+            try? await client.shutdown()
+            process.kill()
+            throw TestFailure("pushav serve did not start listening: \(error)\n\(process.output.suffix(4000))")
         }
     }
 

@@ -66,12 +66,12 @@ final class ChaosRun: @unchecked Sendable {
         defer {
             for ingest in ingests.values { try? FileManager.default.removeItem(at: ingest.directory) }
         }
-        try await start()
         defer { feeds.forEach { $0.stop() } }
-        for ingest in Ingest.allCases {
-            endpointIDs[ingest] = try await serve.addTLSEndpoint(pki: ingests[ingest]!.pki, port: ingestPorts[ingest]!)
-        }
         do {
+            try await start()
+            for ingest in Ingest.allCases {
+                endpointIDs[ingest] = try await serve.addTLSEndpoint(pki: ingests[ingest]!.pki, port: ingestPorts[ingest]!)
+            }
             try await withThrowingTaskGroup(of: Void.self) { windows in
                 for step in schedule.steps {
                     if step.after > 0 { try await Task.sleep(for: .milliseconds(Int(step.after * 1000))) }
@@ -81,7 +81,8 @@ final class ChaosRun: @unchecked Sendable {
             }
             try await heal()
         } catch {
-            try? await serve.shutdown()
+            // Whichever start failed, the last one made is shut down (its HTTP client must be, before it goes).
+            if serve != nil { try? await serve.shutdown() }
             await stopIngests()
             throw error
         }
@@ -382,6 +383,18 @@ final class ChaosNetwork: @unchecked Sendable {
     }
 
     func create() async throws {
+        // A test process that crashed left its namespaces (named by its pid) behind, with their host-side links holding
+        // the same addresses as this run's: they would take its traffic. Their processes are killed and they go.
+        _ = try await Shell.run("""
+            for ns in $(ip netns list | awk '{print $1}' | grep '^pushav-chaos-'); do
+                owner=${ns#pushav-chaos-}; owner=${owner%%-*}
+                if ! kill -0 "$owner" 2>/dev/null; then
+                    ip netns pids "$ns" | xargs -r kill -9 || true
+                    ip netns del "$ns"
+                fi
+            done
+            true
+            """)
         _ = try await Shell.run("""
             set -e
             ip netns add \(name)
