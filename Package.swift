@@ -84,6 +84,8 @@ let package = Package(
         .target(
             name: "Ingest",
             dependencies: [
+                // SessionNumber: the number a spooled object's session is filed under.
+                "Domain",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -100,7 +102,7 @@ let package = Package(
         .target(
             name: "IngestServer",
             dependencies: [
-                "CMAF", "Ingest",
+                "CMAF", "Domain", "Ingest",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -135,8 +137,9 @@ let package = Package(
                 "Domain", "Sidecar", "TransportModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                // The bundled page and document are read once on NIO's blocking-I/O pool.
+                // The bundled page and document are read once on NIO's blocking-I/O pool (into NIOCore buffers).
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
@@ -150,7 +153,7 @@ let package = Package(
         .target(
             name: "SidecarDemo",
             dependencies: [
-                "Sidecar", "SidecarAPI", "IngestServer",
+                "Domain", "Sidecar", "SidecarAPI", "IngestServer",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -219,14 +222,19 @@ let package = Package(
         ),
         .testTarget(name: "MotionTests", dependencies: ["Domain", "Motion", "TestSupport"]),
         .testTarget(name: "CMAFTests", dependencies: ["CMAF", "TestSupport"]),
-        .testTarget(name: "MediaIOTests", dependencies: ["MediaIO", "CMAF", "TestSupport"]),
-        .testTarget(name: "RecorderTests", dependencies: ["Domain", "Recorder", "TransportRecording", "TransportModel", "CMAF", "MediaIO", "TestSupport"]),
+        .testTarget(name: "MediaIOTests", dependencies: ["MediaIO", "CFFmpeg", "CMAF", "TestSupport"]),
+        .testTarget(
+            name: "RecorderTests",
+            dependencies: ["Domain", "Recorder", "TransportRecording", "TransportModel", "CMAF", "MediaIO", "Motion", "Timeline", "TestSupport",
+                           .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TransportModelTests", dependencies: ["Domain", "TransportModel", "TestSupport"]),
-        .testTarget(name: "TransportStoreTests", dependencies: ["Domain", "TransportStore", "TransportModel", "TestSupport"]),
+        .testTarget(
+            name: "TransportStoreTests",
+            dependencies: ["Domain", "TransportStore", "TransportModel", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "IngestTests",
             dependencies: [
-                "Domain", "Ingest", "IngestServer", "CMAF", "Recorder", "MediaIO", "TestSupport",
+                "Domain", "Ingest", "IngestServer", "CMAF", "Recorder", "MediaIO", "Motion", "Timeline", "TestSupport",
                 // The engine in process, where a test changes what the API cannot (a TLS endpoint replaced).
                 "Sidecar", "TransportModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -240,6 +248,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                // The reference ingest runs in the tests as the service it is in `pushav receive`.
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // To write a spool journal as an older version left it (schema migration tests).
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import GRDB
 import Logging
@@ -14,11 +15,11 @@ extension SegmentSpool {
         try await BlockingIO.run { try self.store(bytes, for: object, connection: connection, now: now) }
     }
 
-    public func nextSessionNumber(connection: String) async throws -> Int {
+    public func nextSessionNumber(connection: String) async throws -> SessionNumber {
         try await BlockingIO.run { try self.nextSessionNumber(connection: connection) }
     }
 
-    public func finishSession(_ session: Int, connection: String) async throws {
+    public func finishSession(_ session: SessionNumber, connection: String) async throws {
         try await BlockingIO.run { try self.finishSession(session, connection: connection) }
     }
 
@@ -38,7 +39,7 @@ extension SegmentSpool {
         try await BlockingIO.run { try self.isBusy(connection: connection) }
     }
 
-    public func isSessionDelivered(_ session: Int, connection: String) async throws -> Bool {
+    public func isSessionDelivered(_ session: SessionNumber, connection: String) async throws -> Bool {
         try await BlockingIO.run { try self.isSessionDelivered(session, connection: connection) }
     }
 
@@ -70,7 +71,7 @@ extension SegmentSpool {
         try await BlockingIO.run { try self.connectionQueueStates() }
     }
 
-    public func sessionDelivery(_ session: Int, connection: String) async throws -> SessionDelivery {
+    public func sessionDelivery(_ session: SessionNumber, connection: String) async throws -> SessionDelivery {
         try await BlockingIO.run { try self.sessionDelivery(session, connection: connection) }
     }
 
@@ -99,15 +100,15 @@ extension SegmentSpool {
         try await BlockingIO.run { try self.pruneDeliveryRecords(now: now) }
     }
 
-    public func sessionDelivery(_ session: Int, owner: String) async throws -> SessionDelivery {
+    public func sessionDelivery(_ session: SessionNumber, owner: String) async throws -> SessionDelivery {
         try await BlockingIO.run { try self.sessionDelivery(session, owner: owner) }
     }
 
-    public func keepRecent(_ session: Int, connection: String, track: String, started: Date, owner: String? = nil) async throws {
+    public func keepRecent(_ session: SessionNumber, connection: String, track: String, started: Date, owner: String? = nil) async throws {
         try await BlockingIO.run { try self.keepRecent(session, connection: connection, track: track, started: started, owner: owner) }
     }
 
-    public func forgetRecent(_ session: Int, connection: String) async throws {
+    public func forgetRecent(_ session: SessionNumber, connection: String) async throws {
         try await BlockingIO.run { try self.forgetRecent(session, connection: connection) }
     }
 
@@ -115,11 +116,11 @@ extension SegmentSpool {
         try await BlockingIO.run { try self.recentRecordings() }
     }
 
-    public func recentRecording(_ session: Int, owner: String) async throws -> RecentRecording? {
+    public func recentRecording(_ session: SessionNumber, owner: String) async throws -> RecentRecording? {
         try await BlockingIO.run { try self.recentRecording(session, owner: owner) }
     }
 
-    public func recentFiles(_ session: Int, owner: String) async throws -> [(file: URL, bytes: Int)]? {
+    public func recentFiles(_ session: SessionNumber, owner: String) async throws -> [(file: URL, bytes: Int)]? {
         try await BlockingIO.run { try self.recentFiles(session, owner: owner).map { $0.map { RecentFile(file: $0.file, bytes: $0.bytes) } } }
             .map { $0.map { ($0.file, $0.bytes) } }
     }

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import GRDB
 import Logging
@@ -56,12 +57,12 @@ extension SegmentSpool {
     /// Whether `session` of `connection` is complete (its recording finished and every object was handed to the
     /// spool) and every object of it was delivered. False when an object of it was given up: see
     /// ``sessionDelivery(_:connection:)``.
-    public func isSessionDelivered(_ session: Int, connection: String) throws -> Bool {
+    public func isSessionDelivered(_ session: SessionNumber, connection: String) throws -> Bool {
         try sessionDelivery(session, connection: connection) == .delivered
     }
 
     /// Whether `session` of `connection` is still pending, delivered whole, or settled with objects given up.
-    public func sessionDelivery(_ session: Int, connection: String) throws -> SessionDelivery {
+    public func sessionDelivery(_ session: SessionNumber, connection: String) throws -> SessionDelivery {
         try database.read { db in
             let finished = try Bool.fetchOne(db, sql: "SELECT finished FROM session WHERE connection = ? AND session = ?",
                                              arguments: [connection, session]) ?? false
@@ -79,7 +80,7 @@ extension SegmentSpool {
 
     /// ``sessionDelivery(_:connection:)`` of `session` under any label of `owner` (`camera/connection`: each of its
     /// destinations has a label of its own; session numbers are the connection's, so at most one label has it).
-    public func sessionDelivery(_ session: Int, owner: String) throws -> SessionDelivery {
+    public func sessionDelivery(_ session: SessionNumber, owner: String) throws -> SessionDelivery {
         let label = try database.read { db in
             try String.fetchOne(db, sql: """
                 SELECT connection FROM session

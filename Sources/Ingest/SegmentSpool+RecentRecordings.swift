@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import GRDB
 import Logging
@@ -11,7 +12,7 @@ extension SegmentSpool {
     /// status page plays them, instead of a second copy being written. Call when the session begins, before any of its
     /// objects is stored. No thumbnail is stored: one is made from the kept track when asked for (``recentFiles``),
     /// which writes nothing (the `thumbnail` column only holds what spools before that stored).
-    public func keepRecent(_ session: Int, connection: String, track: String, started: Date, owner: String? = nil) throws {
+    public func keepRecent(_ session: SessionNumber, connection: String, track: String, started: Date, owner: String? = nil) throws {
         try database.write { db in
             try db.execute(sql: """
                 INSERT OR REPLACE INTO recent (connection, session, track, owner, started) VALUES (?, ?, ?, ?, ?)
@@ -22,7 +23,7 @@ extension SegmentSpool {
 
     /// The recent recording ended: what the page shows of it. Then the oldest recent recordings go
     /// beyond the bounds (``recentBytes``, ``recentSessions``).
-    public func finishRecent(_ session: Int, connection: String, ended: Date, endReason: String?, triggerType: String?,
+    public func finishRecent(_ session: SessionNumber, connection: String, ended: Date, endReason: String?, triggerType: String?,
                              triggerOffset: Double?) throws {
         try database.write { db in
             try db.execute(sql: """
@@ -34,7 +35,7 @@ extension SegmentSpool {
     }
 
     /// Stops keeping a recent recording (dropped, abandoned): its delivered objects go, what waits is still sent.
-    public func forgetRecent(_ session: Int, connection: String) throws {
+    public func forgetRecent(_ session: SessionNumber, connection: String) throws {
         try dropRecent([(connection, session)])
     }
 
@@ -46,7 +47,7 @@ extension SegmentSpool {
     }
 
     /// The recent recording `session` of `owner`, if it is kept.
-    public func recentRecording(_ session: Int, owner: String) throws -> RecentRecording? {
+    public func recentRecording(_ session: SessionNumber, owner: String) throws -> RecentRecording? {
         try database.read { db in
             try Row.fetchOne(db, sql: "\(Self.recentSelection) WHERE r.owner = ? AND r.session = ?",
                              arguments: [owner, session]).map(Self.recentRecording)
@@ -72,7 +73,7 @@ extension SegmentSpool {
 
     /// The files of a recent recording of `owner` in playing order — its track's header, then its segments by
     /// number — with their sizes: together one fragmented MP4. Nil when it is not kept (or not one of its files is).
-    public func recentFiles(_ session: Int, owner: String) throws -> [(file: URL, bytes: Int)]? {
+    public func recentFiles(_ session: SessionNumber, owner: String) throws -> [(file: URL, bytes: Int)]? {
         try database.read { db -> [(URL, Int)]? in
             guard let row = try Row.fetchOne(db, sql: "SELECT connection, track FROM recent WHERE owner = ? AND session = ?",
                                              arguments: [owner, session]) else { return nil }
@@ -91,14 +92,14 @@ extension SegmentSpool {
 
 
     func trimRecent() throws {
-        let over: [(String, Int)] = try database.read { db in
+        let over: [(String, SessionNumber)] = try database.read { db in
             let rows = try Row.fetchAll(db, sql: """
                 SELECT r.connection, r.session, (SELECT coalesce(sum(o.bytes), 0) FROM object o
                     WHERE o.connection = r.connection AND o.session = r.session AND o.track = r.track AND o.delivered = 1) AS bytes
                 FROM recent r WHERE r.finished = 1 ORDER BY r.started DESC
                 """)
             var total = 0
-            var dropped: [(String, Int)] = []
+            var dropped: [(String, SessionNumber)] = []
             for (index, row) in rows.enumerated() {
                 total += row["bytes"] as Int
                 if index >= recentSessions || total > recentBytes { dropped.append((row["connection"], row["session"])) }
@@ -109,7 +110,7 @@ extension SegmentSpool {
     }
 
     /// Forgets recent recordings: their delivered objects (rows and files) go; objects still waiting stay queued.
-    func dropRecent(_ sessions: [(String, Int)]) throws {
+    func dropRecent(_ sessions: [(String, SessionNumber)]) throws {
         guard !sessions.isEmpty else { return }
         let gone: [(String, UploadObject)] = try database.write { db in
             var gone: [(String, UploadObject)] = []

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import GRDB
 import Logging
@@ -122,7 +123,7 @@ extension SegmentSpool {
         // Only the old layout's `session_<N>` directories: anything else sitting there is not ours to move.
         let nested = children.filter {
             let name = $0.lastPathComponent
-            return name.hasPrefix("session_") && name.count > 8 && name.dropFirst(8).allSatisfy(\.isASCIIDigit)
+            return SessionNumber(folderName: name) != nil
                 && (try? $0.resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true
         }
         guard !nested.isEmpty else { return 0 }

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import GRDB
 import Logging
@@ -203,14 +204,14 @@ public final class SegmentSpool: Sendable {
     }
 
     /// The next session number for `connection`: session numbers start at 1 and only ever increase (persisted).
-    public func nextSessionNumber(connection: String) throws -> Int {
+    public func nextSessionNumber(connection: String) throws -> SessionNumber {
         try database.read { db in
-            try Int.fetchOne(db, sql: "SELECT value FROM counter WHERE name = ?", arguments: ["session:" + connection])
-        }.map { $0 + 1 } ?? 1
+            try SessionNumber.fetchOne(db, sql: "SELECT value FROM counter WHERE name = ?", arguments: ["session:" + connection])
+        }?.next ?? .first
     }
 
     /// Marks a session complete: once its objects are delivered, its headers are no longer needed for 412 resends.
-    public func finishSession(_ session: Int, connection: String) throws {
+    public func finishSession(_ session: SessionNumber, connection: String) throws {
         try database.write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO session (connection, session, finished) VALUES (?, ?, 1)",
                            arguments: [connection, session])
@@ -272,7 +273,7 @@ public final class SegmentSpool: Sendable {
 
     struct SessionKey: Hashable {
         var connection: String
-        var session: Int
+        var session: SessionNumber
     }
 
     static func entry(_ row: Row) -> SpoolEntry {

@@ -114,8 +114,9 @@ extension SegmentUploader {
             do {
                 bytes = try await spool.bytes(connection: endpoint.connection, object: object)
             } catch {
-                let evicted = await (try? spool.entry(connection: endpoint.connection, object: object)).map { $0 == nil } ?? false
-                if evicted {
+                let row: Result<SpoolEntry?, any Error>
+                do { row = .success(try await spool.entry(connection: endpoint.connection, object: object)) } catch { row = .failure(error) }
+                if SpoolReadFailure(rowAfterwards: row) == .evicted {
                     // An eviction removed it (journal row first, then the file): nothing to send.
                     logger.warning("spooled object evicted before upload; moving on", metadata: ["object": "\(object)"])
                     lane.headerResend = nil

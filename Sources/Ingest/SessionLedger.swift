@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import GRDB
 
@@ -51,14 +52,14 @@ public final class SessionLedger: Sendable {
     }
 
     /// The highest session number entered for `connection`, 0 if none.
-    public func highest(connection: String) throws -> Int {
+    public func highest(connection: String) throws -> SessionNumber {
         try database.read { db in
-            try Int.fetchOne(db, sql: "SELECT session FROM lastSession WHERE connection = ?", arguments: [connection])
+            try SessionNumber.fetchOne(db, sql: "SELECT session FROM lastSession WHERE connection = ?", arguments: [connection])
         } ?? 0
     }
 
     /// Enters `session` as used for `connection` (a lower number than the highest entered changes nothing).
-    public func enter(_ session: Int, connection: String) throws {
+    public func enter(_ session: SessionNumber, connection: String) throws {
         try database.write { db in
             try db.execute(sql: """
                 INSERT INTO lastSession (connection, session) VALUES (?, ?)

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 
 /// A spooled object: where its bytes are and how often upload was tried.
@@ -28,7 +29,7 @@ public struct RecentRecording: Sendable, Hashable {
     public var connection: String
     /// `camera/connection`.
     public var owner: String
-    public var session: Int
+    public var session: SessionNumber
     /// The track kept (the video's).
     public var track: String
     public var started: Date

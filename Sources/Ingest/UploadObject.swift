@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 
 /// One object of the Matter Push AV upload layout: a track's CMAF header or one of its numbered segments.
@@ -5,18 +6,18 @@ public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConverti
     /// CMAF segments are numbered from 1001 per track and session (reference "Segments").
     public static let firstSegmentNumber = 1001
 
-    public var session: Int
+    public var session: SessionNumber
     public var track: String
     /// 0 for the CMAF header (`<track>.init`), else the segment number (1001, 1002, …).
     public var number: Int
 
-    public init(session: Int, track: String, number: Int) {
+    public init(session: SessionNumber, track: String, number: Int) {
         self.session = session
         self.track = track
         self.number = number
     }
 
-    public static func header(session: Int, track: String) -> UploadObject {
+    public static func header(session: SessionNumber, track: String) -> UploadObject {
         UploadObject(session: session, track: track, number: 0)
     }
 
@@ -25,7 +26,7 @@ public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConverti
 
     /// `session_<N>/index.mpd`: the dynamic manifest (uploaded before the session's first header) or the static one
     /// (after its last segment). Both go to the same path; the spool keeps them apart.
-    public static func manifest(session: Int, isFinal: Bool) -> UploadObject {
+    public static func manifest(session: SessionNumber, isFinal: Bool) -> UploadObject {
         UploadObject(session: session, track: manifestTrack, number: isFinal ? 1 : 0)
     }
 
@@ -53,8 +54,7 @@ public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConverti
     /// lost with the last commits before a power failure is rebuilt from its file's name.
     public init?(spoolPath: String) {
         let components = spoolPath.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard components.count >= 2, components[0].hasPrefix("session_"), components[0].count > 8,
-              components[0].dropFirst(8).allSatisfy(\.isASCIIDigit), let session = Int(components[0].dropFirst(8)),
+        guard components.count >= 2, let session = SessionNumber(folderName: components[0]),
               let file = components.last, !file.hasPrefix(".") else { return nil }
         if components.count == 2 {
             guard file == "index-dynamic.mpd" || file == "index-static.mpd" else { return nil }
@@ -198,11 +198,7 @@ public struct IngestPath: Hashable, Sendable {
         (prefix + [UploadObject.header(session: object.session, track: object.track).relativePath]).joined(separator: "/")
     }
 
-    private static func sessionNumber(_ name: String) -> Int? {
-        guard name.hasPrefix("session_"), name.dropFirst(8).allSatisfy(\.isASCIIDigit), let session = Int(name.dropFirst(8)),
-              session >= 0 else { return nil }
-        return session
-    }
+    private static func sessionNumber(_ name: String) -> SessionNumber? { SessionNumber(folderName: name) }
 
     private static func isSafeByte(_ byte: UInt8) -> Bool {
         switch byte {

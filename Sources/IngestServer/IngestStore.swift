@@ -1,4 +1,5 @@
 import CMAF
+import Domain
 import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
@@ -109,7 +110,7 @@ public struct IngestStore: Sendable {
 
         /// Path below the root, e.g. `session_3` or `ingest/cam1/session_3`.
         public var path: String
-        public var session: Int
+        public var session: SessionNumber
         public var tracks: [Track]
     }
 
@@ -127,7 +128,7 @@ public struct IngestStore: Sendable {
             let url = directory.appendingPathComponent(name)
             var isDirectory: ObjCBool = false
             guard fm.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else { continue }
-            if name.hasPrefix("session_"), let number = Int(name.dropFirst(8)) {
+            if let number = SessionNumber(folderName: name) {
                 let tracks = ((try? fm.contentsOfDirectory(atPath: url.path)) ?? []).sorted().compactMap { track -> Session.Track? in
                     guard !track.hasPrefix("."), let files = try? fm.contentsOfDirectory(atPath: url.appendingPathComponent(track).path)
                     else { return nil }

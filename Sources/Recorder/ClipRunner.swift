@@ -97,7 +97,7 @@ final class ClipRunner {
     /// What session `session` produced could not be kept downstream (the spool refused it): if it is still being
     /// written it is abandoned like a session whose writer failed. A session already finished is left alone (its lost
     /// objects are counted where they were lost).
-    func sessionFailed(_ session: Int, reason: String) throws {
+    func sessionFailed(_ session: SessionNumber, reason: String) throws {
         try handle(.sessionFailed(session: session, reason: "\(SessionOutputFailure(reason: reason))"), buffer: nil)
     }
 
@@ -118,7 +118,7 @@ final class ClipRunner {
     }
 
     /// Open and ending clips that still need `entry` (it is at or after their read position and inside the clip).
-    func sessions(needing entry: PreRollBuffer.Entry) -> [Int] {
+    func sessions(needing entry: PreRollBuffer.Entry) -> [SessionNumber] {
         ([open].compactMap { $0 } + closing).filter { $0.needs(entry) }.map(\.writer.layout.session)
     }
 
@@ -185,7 +185,7 @@ final class ClipRunner {
         return []
     }
 
-    private func openSession(_ session: Int, begin: ClipBegin, keyframe: ConnectionRecording.Keyframe,
+    private func openSession(_ session: SessionNumber, begin: ClipBegin, keyframe: ConnectionRecording.Keyframe,
                              buffer: PreRollBuffer?) throws -> [ConnectionRecording.Input] {
         let writer: SessionWriter
         do {
@@ -228,7 +228,7 @@ final class ClipRunner {
     }
 
     /// A clip that cannot be recorded is never lost silently: a warning now, an entry in report.json later.
-    private func drop(_ begin: ClipBegin, reason: String, session: Int?) {
+    private func drop(_ begin: ClipBegin, reason: String, session: SessionNumber?) {
         settings.options.metrics?.clipsDropped.increment()
         logger.warning("clip dropped", metadata: [
             "trigger": "\(begin.trigger.rawValue)", "t0": "\(begin.activationTime.seconds)", "reason": "\(reason)",
@@ -246,7 +246,7 @@ final class ClipRunner {
 
     /// Session `session` stops here: its writer (if it opened) is left unfinished, the abandoned session's event
     /// tells the upload to abort what it streams, and an empty ``SessionHooks/finished`` lets its owner stop waiting.
-    private func abandon(_ session: Int, reason: String) {
+    private func abandon(_ session: SessionNumber, reason: String) {
         let clip = ([open].compactMap { $0 } + closing).first { $0.writer.layout.session == session }
         if let clip {
             clip.failed = true

@@ -114,11 +114,11 @@ final class PreRollBuffer {
 struct BufferOverflow {
     private(set) var packets = 0
     private(set) var bytes = 0
-    private(set) var sessions: Set<Int> = []
+    private(set) var sessions: Set<SessionNumber> = []
     private var sinceLastLine = 0
     private var lastLine: MediaTime?
 
-    mutating func count(_ entry: PreRollBuffer.Entry, sessions affected: [Int], at time: MediaTime, logger: Logger, byteLimit: Int) {
+    mutating func count(_ entry: PreRollBuffer.Entry, sessions affected: [SessionNumber], at time: MediaTime, logger: Logger, byteLimit: Int) {
         packets += 1
         bytes += entry.size
         sessions.formUnion(affected)

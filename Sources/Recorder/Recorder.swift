@@ -22,7 +22,7 @@ public struct ClipPolicy: Sendable {
     /// Where this connection's sessions go (`session_<N>/…`, `clips/…`).
     public var output: URL
     /// The first session number to use; session numbers only ever increase per connection.
-    public var firstSession: Int
+    public var firstSession: SessionNumber
     /// A live transport connection: the cluster numbers and announces its sessions, and its bytes go to its own
     /// uploader (instead of the recording's `events`). Its records are handed over, not kept in the report.
     public var hooks: SessionHooks?
@@ -49,7 +49,7 @@ public struct ClipPolicy: Sendable {
     public init(
         trigger: ClipTrigger, timeControl: ClipTimeControl = .matterDefaults, maxPreRoll: MediaTime = .milliseconds(4000),
         motionFilter: MotionTriggerFilter = MotionTriggerFilter(sensitivity: 5),
-        continuousSessionLength: MediaTime = .seconds(300), output: URL, firstSession: Int = 1
+        continuousSessionLength: MediaTime = .seconds(300), output: URL, firstSession: SessionNumber = 1
     ) {
         self.timeline = ClipTimeline.Configuration(trigger: trigger, motionTimeControl: timeControl,
                                                    continuousSessionLength: continuousSessionLength)
@@ -60,7 +60,7 @@ public struct ClipPolicy: Sendable {
     }
 
     /// Records the whole input as one session (rule 7 with a session length no file reaches).
-    public static func wholeInput(output: URL, firstSession: Int = 1) -> ClipPolicy {
+    public static func wholeInput(output: URL, firstSession: SessionNumber = 1) -> ClipPolicy {
         ClipPolicy(trigger: .continuous, maxPreRoll: .zero, continuousSessionLength: .seconds(Int64(Int32.max)),
                    output: output, firstSession: firstSession)
     }

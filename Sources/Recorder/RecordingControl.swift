@@ -19,7 +19,7 @@ public struct SessionHooks: Sendable {
     public var withdraw: @Sendable (BeginRequest) -> Void
     /// The timeline ended session `session` (its End): nothing after this point belongs to it, and the next
     /// recording may begin at once; its last frames are still being written.
-    public var end: @Sendable (_ session: Int) -> Void
+    public var end: @Sendable (_ session: SessionNumber) -> Void
     /// Session finished writing: every byte of it has been handed to `events` (a session none of whose frames could
     /// be written, or that was abandoned, comes with no tracks; it is also a dropped clip in the report).
     public var finished: @Sendable (SessionRecord) -> Void
@@ -27,7 +27,7 @@ public struct SessionHooks: Sendable {
     public var events: @Sendable (RecordingEvent) -> Void
 
     public init(begin: @escaping @Sendable (BeginRequest) -> Void, withdraw: @escaping @Sendable (BeginRequest) -> Void,
-                end: @escaping @Sendable (Int) -> Void, finished: @escaping @Sendable (SessionRecord) -> Void,
+                end: @escaping @Sendable (SessionNumber) -> Void, finished: @escaping @Sendable (SessionRecord) -> Void,
                 events: @escaping @Sendable (RecordingEvent) -> Void) {
         self.begin = begin
         self.withdraw = withdraw
@@ -37,7 +37,7 @@ public struct SessionHooks: Sendable {
     }
 
     /// Hooks whose `begin` answers at once: it returns the session number, or throws to refuse.
-    public init(begin: @escaping @Sendable (RecordingTrigger) throws -> Int, end: @escaping @Sendable (Int) -> Void,
+    public init(begin: @escaping @Sendable (RecordingTrigger) throws -> SessionNumber, end: @escaping @Sendable (SessionNumber) -> Void,
                 finished: @escaping @Sendable (SessionRecord) -> Void, events: @escaping @Sendable (RecordingEvent) -> Void) {
         self.init(
             begin: { request in
@@ -60,7 +60,7 @@ public final class BeginRequest: Sendable {
     /// The connection's machine numbers its requests; the answer names it (an answer to a withdrawn request is ignored).
     let number: Int
     private let answers: BeginAnswers
-    private let accepted = Mutex<Int?>(nil)
+    private let accepted = Mutex<SessionNumber?>(nil)
 
     init(number: Int, trigger: RecordingTrigger, answers: BeginAnswers, thumbnail: JPEGPicture? = nil) {
         self.number = number
@@ -70,7 +70,7 @@ public final class BeginRequest: Sendable {
     }
 
     /// The cluster accepted it as CMAF session `session` (its Begin event is out).
-    public func accept(session: Int) {
+    public func accept(session: SessionNumber) {
         accepted.withLock { $0 = session }
         answers.post(.init(request: number, outcome: .success(session)))
     }
@@ -81,7 +81,7 @@ public final class BeginRequest: Sendable {
     }
 
     /// The session it was accepted as, once it was.
-    public var acceptedSession: Int? { accepted.withLock { $0 } }
+    public var acceptedSession: SessionNumber? { accepted.withLock { $0 } }
 }
 
 /// The cluster's answers to one connection's Begin requests, waiting for the media thread (it takes them before each
@@ -93,7 +93,7 @@ final class BeginAnswers: Sendable {
     }
 
     enum Outcome: Sendable {
-        case success(Int)
+        case success(SessionNumber)
         case failure(String)
     }
 
@@ -220,7 +220,7 @@ public final class RecordingControl: Sendable {
         /// The desired state, when it changed since the last take.
         var desired: DesiredRecordings?
         var triggers: [(connection: UInt16, trigger: Trigger)]
-        var failedSessions: [(connection: UInt16, session: Int, reason: String)]
+        var failedSessions: [(connection: UInt16, session: SessionNumber, reason: String)]
     }
 
     private struct Inbox {
@@ -233,7 +233,7 @@ public final class RecordingControl: Sendable {
 
     private struct SessionKey: Hashable, Comparable {
         var connection: UInt16
-        var session: Int
+        var session: SessionNumber
         static func < (a: SessionKey, b: SessionKey) -> Bool { (a.connection, a.session) < (b.connection, b.session) }
     }
 
@@ -259,7 +259,7 @@ public final class RecordingControl: Sendable {
 
     /// What session `session` of `connection` produced could not be kept (the spool refused it: a full disk): the
     /// session is abandoned like one whose writer failed, and the connection tries again after a back-off.
-    public func sessionFailed(connection: UInt16, session: Int, reason: String) {
+    public func sessionFailed(connection: UInt16, session: SessionNumber, reason: String) {
         inbox.withLock { inbox in
             let key = SessionKey(connection: connection, session: session)
             if inbox.failedSessions[key] == nil { inbox.failedSessions[key] = reason }

@@ -52,7 +52,7 @@ public struct RecordingReport: Codable, Sendable {
         public var droppedPackets = 0
         public var droppedBytes = 0
         /// Session numbers of the clips that lost packets.
-        public var affectedSessions: [Int] = []
+        public var affectedSessions: [SessionNumber] = []
     }
 
     /// A clip that was activated but not recorded.
@@ -66,7 +66,7 @@ public struct RecordingReport: Codable, Sendable {
         public var reason: String
         /// The session number it had been given, when it was begun and then lost every frame (its headers are removed;
         /// the number is not used again).
-        public var session: Int? = nil
+        public var session: SessionNumber? = nil
     }
 
     public struct LongKeyframeIntervals: Codable, Sendable {
@@ -161,7 +161,7 @@ public struct RecordingReport: Codable, Sendable {
 
 /// One recorded session (one event clip, or the whole input in continuous mode).
 public struct SessionRecord: Codable, Sendable {
-    public var session: Int
+    public var session: SessionNumber
     /// Activation time t0 (seconds on the input's presentation timeline, 0 = its first frame, like every time here).
     public var trigger: Double?
     /// `motion`, `command` or `continuous` (the Begin event's TriggerType).
@@ -221,7 +221,7 @@ public struct SegmentRecord: Codable, Sendable {
 }
 
 extension SessionRecord {
-    init(session: Int, start: Double, end: Double, duration: Double, endReason: String, clip: String?, tracks: [TrackRecord]) {
+    init(session: SessionNumber, start: Double, end: Double, duration: Double, endReason: String, clip: String?, tracks: [TrackRecord]) {
         self.init(session: session, trigger: nil, triggerType: nil, start: start, end: end, duration: duration,
                   preRoll: nil, motionDetectedDuration: nil, augmentations: nil, endReason: endReason, clip: clip,
                   tracks: tracks)

@@ -1,13 +1,14 @@
+import Domain
 import Foundation
 
 /// Where one session's files live. The layout on disk is the upload layout (Matter Push AV / DASH-IF Interface-1):
 /// `session_<N>/<track>/<track>.init` and `session_<N>/<track>/segment_<1001+k>.m4s`, plus `clips/session_<N>.mp4`.
 public struct SessionLayout: Sendable, Equatable {
     public let root: URL
-    public let session: Int
+    public let session: SessionNumber
     public let trackNames: [MediaTrackRole: String]
 
-    public init(root: URL, session: Int, videoTrackName: String = "video", audioTrackName: String = "audio") {
+    public init(root: URL, session: SessionNumber, videoTrackName: String = "video", audioTrackName: String = "audio") {
         self.root = root
         self.session = session
         self.trackNames = [.video: videoTrackName, .audio: audioTrackName]
@@ -30,15 +31,12 @@ public struct SessionLayout: Sendable, Equatable {
     /// The highest session number already in `root` (`session_<N>/` or `clips/session_<N>.mp4`), 0 if none.
     /// A new recording into the same folder continues after it, so it never mixes its files with an earlier run's
     /// and session numbers only ever increase.
-    public static func highestSession(in root: URL) -> Int {
+    public static func highestSession(in root: URL) -> SessionNumber {
         let fm = FileManager.default
         let names = ((try? fm.contentsOfDirectory(atPath: root.path)) ?? [])
             + ((try? fm.contentsOfDirectory(atPath: root.appendingPathComponent("clips").path)) ?? [])
                 .filter { $0.hasSuffix(".mp4") }.map { String($0.dropLast(4)) }
-        return names.compactMap { name -> Int? in
-            guard name.hasPrefix("session_"), let n = Int(name.dropFirst("session_".count)), n > 0 else { return nil }
-            return n
-        }.max() ?? 0
+        return names.compactMap(SessionNumber.init(folderName:)).max() ?? 0
     }
 }
 

@@ -17,7 +17,7 @@ struct SessionSettings {
 
     var hasAudio: Bool { audio != nil }
 
-    func makeWriter(session: Int, start: MediaTime, policy: ClipPolicy) throws -> SessionWriter {
+    func makeWriter(session: SessionNumber, start: MediaTime, policy: ClipPolicy) throws -> SessionWriter {
         let format = policy.format ?? options.sessionFormat
         return try SessionWriter(
             layout: SessionLayout(root: policy.output, session: session, videoTrackName: format.videoTrackName,

@@ -53,7 +53,7 @@ public final class CameraRecorder: Sendable {
         /// `thumbnails`' keys, oldest first.
         var thumbnailOrder: [ClipKey] = []
         /// The recording each connection has running, and since when (wall clock, its Begin).
-        var recording: [UInt16: (session: UInt64, since: Date)] = [:]
+        var recording: [UInt16: (session: SessionNumber, since: Date)] = [:]
         /// Motion periods of earlier passes (the current pass's are in its control's statistics).
         var motionPeriods: [MotionPeriod] = []
         var lostTriggers = 0
@@ -88,7 +88,7 @@ public final class CameraRecorder: Sendable {
 
     struct ClipKey: Hashable {
         var connection: UInt16
-        var session: UInt64
+        var session: SessionNumber
     }
 
     /// Recent clips and motion shown on the status page.
@@ -135,7 +135,7 @@ public final class CameraRecorder: Sendable {
     }
 
     /// The spool could not keep what session `session` of connection `id` produced: the recorder abandons it.
-    public func sessionFailed(_ id: UInt16, session: Int, reason: String) {
+    public func sessionFailed(_ id: UInt16, session: SessionNumber, reason: String) {
         state.withLock { $0.control }?.sessionFailed(connection: id, session: session, reason: reason)
     }
 
@@ -155,7 +155,7 @@ public final class CameraRecorder: Sendable {
 
     /// A recording began (the cluster accepted its Begin as `session`), with the picture at its trigger if the
     /// connection makes thumbnails: the status page shows it from now on.
-    func noteRecordingBegan(connection: UInt16, session: UInt64, thumbnail: JPEGPicture?) {
+    func noteRecordingBegan(connection: UInt16, session: SessionNumber, thumbnail: JPEGPicture?) {
         state.withLock { state in
             state.recording[connection] = (session, Date())
             guard let thumbnail else { return }
@@ -165,7 +165,7 @@ public final class CameraRecorder: Sendable {
 
     /// A thumbnail made later from a kept recording (``RecordedPicture``): held like one made at the trigger, so the
     /// recording is decoded once however often the page asks.
-    public func keepThumbnail(_ thumbnail: JPEGPicture, connection: UInt16, session: UInt64) {
+    public func keepThumbnail(_ thumbnail: JPEGPicture, connection: UInt16, session: SessionNumber) {
         state.withLock { $0.remember(thumbnail, for: ClipKey(connection: connection, session: session)) }
     }
 
@@ -189,19 +189,19 @@ public final class CameraRecorder: Sendable {
     }
 
     /// A recording that produced nothing (dropped or abandoned) is no longer running.
-    func noteRecordingGone(connection: UInt16, session: UInt64) {
+    func noteRecordingGone(connection: UInt16, session: SessionNumber) {
         state.withLock { state in
             if state.recording[connection]?.session == session { state.recording[connection] = nil }
         }
     }
 
     /// The JPEG of the picture at a recording's trigger; nil when it has none or it was forgotten.
-    public func thumbnail(connection: UInt16, session: UInt64) -> JPEGPicture? {
+    public func thumbnail(connection: UInt16, session: SessionNumber) -> JPEGPicture? {
         state.withLock { $0.thumbnails[ClipKey(connection: connection, session: session)] }
     }
 
     /// The recording `connection` has running and since when; nil while none runs.
-    public func runningRecording(connection: UInt16) -> (session: UInt64, since: Date)? {
+    public func runningRecording(connection: UInt16) -> (session: SessionNumber, since: Date)? {
         state.withLock { $0.recording[connection] }
     }
 

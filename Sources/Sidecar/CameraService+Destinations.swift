@@ -150,7 +150,7 @@ extension CameraService {
         format.writesSegmentFiles = false
         policy.format = format
         let recorder = self.recorder
-        let started = Mutex<[Int: Date]>([:])
+        let started = Mutex<[SessionNumber: Date]>([:])
         let logger = connectionLogger(id)
         let announcer = self.announcer
         policy.hooks = SessionHooks(
@@ -158,7 +158,7 @@ extension CameraService {
                 announcer.send(.begin(connection: id, request, began: { session in
                     let now = Date()
                     started.withLock { $0[session] = now }
-                    recorder.noteRecordingBegan(connection: id, session: UInt64(session), thumbnail: request.thumbnail)
+                    recorder.noteRecordingBegan(connection: id, session: session, thumbnail: request.thumbnail)
                     upload.sessionBegan()
                     guard keepsRecent else { return }
                     do {
@@ -174,7 +174,7 @@ extension CameraService {
             withdraw: { request in
                 announcer.send(.withdraw(connection: id, request, ended: { session in
                     started.withLock { $0[session] = nil }
-                    recorder.noteRecordingGone(connection: id, session: UInt64(session))
+                    recorder.noteRecordingGone(connection: id, session: session)
                     upload.sessionWritten()
                 }))
             },
@@ -185,7 +185,7 @@ extension CameraService {
                 // partial files must not keep filling the disk that made it fail).
                 try? FileManager.default.removeItem(at: output.appendingPathComponent("session_\(record.session)"))
                 guard !record.tracks.isEmpty else {  // dropped (logged and counted by the recorder)
-                    recorder.noteRecordingGone(connection: id, session: UInt64(record.session))
+                    recorder.noteRecordingGone(connection: id, session: record.session)
                     if keepsRecent { upload.recentFinished(session: record.session, nil) }
                     return
                 }
@@ -196,7 +196,7 @@ extension CameraService {
                         triggerOffset: record.trigger.map { max(0, $0 - record.start) }))
                 }
                 recorder.noteClip(CameraStatus.RecentClip(
-                    connectionID: id, cmafSessionNumber: UInt64(record.session),
+                    connectionID: id, cmafSessionNumber: record.session,
                     started: started.withLock { $0.removeValue(forKey: record.session) } ?? Date(), ended: Date(),
                     endReason: record.endReason, triggerType: record.triggerType,
                     triggerOffset: record.trigger.map { max(0, $0 - record.start) }))

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Ingest
 import Logging
@@ -38,7 +39,7 @@ public final class DestinationUpload: Sendable {
     public let uploader: SegmentUploader
     private let stream: AsyncStream<IngestEvent>
     private let events: AsyncStream<IngestEvent>.Continuation
-    private let spoolFailed: @Sendable (_ session: Int, any Error) -> Void
+    private let spoolFailed: @Sendable (_ session: SessionNumber, any Error) -> Void
     private let writing = Mutex<(count: Int, idle: Latch)>((0, { let idle = Latch(); idle.open(); return idle }()))
     private let closed = Latch()
     private let stopped = Latch()
@@ -50,7 +51,7 @@ public final class DestinationUpload: Sendable {
 
     /// `spoolFailed` hears of every event the spool could not take (a full disk): the recording of that session has
     /// a hole now, so its owner ends it (End) and begins anew once the spool takes objects again.
-    public init(uploader: SegmentUploader, spoolFailed: @escaping @Sendable (_ session: Int, any Error) -> Void = { _, _ in }) {
+    public init(uploader: SegmentUploader, spoolFailed: @escaping @Sendable (_ session: SessionNumber, any Error) -> Void = { _, _ in }) {
         self.uploader = uploader
         self.spoolFailed = spoolFailed
         (stream, events) = AsyncStream.makeStream(of: IngestEvent.self)
@@ -68,7 +69,7 @@ public final class DestinationUpload: Sendable {
 
     /// A recording kept for the status page ended (nil: it produced nothing and is not kept): after its last object,
     /// through the same queue.
-    public func recentFinished(session: Int, _ summary: RecentSummary?) {
+    public func recentFinished(session: SessionNumber, _ summary: RecentSummary?) {
         queued.add(1, ordering: .relaxed)
         let event = IngestEvent.recentFinished(session: session, summary)
         if case .terminated = events.yield(event) { queued.subtract(1, ordering: .relaxed) }

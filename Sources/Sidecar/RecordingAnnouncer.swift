@@ -19,11 +19,11 @@ final class RecordingAnnouncer: Sendable {
         /// Asks the cluster for the session of `request`; `began` runs once it is accepted, before the answer is
         /// posted (the connection's upload and the spool learn of the session before the writer can produce its first
         /// object).
-        case begin(connection: UInt16, BeginRequest, began: @Sendable (Int) async -> Void)
-        case end(connection: UInt16, session: Int)
+        case begin(connection: UInt16, BeginRequest, began: @Sendable (SessionNumber) async -> Void)
+        case end(connection: UInt16, session: SessionNumber)
         /// The media thread stopped waiting for `request`'s answer: if it was accepted, its End goes out now and
         /// `ended` runs (nothing will be written for it).
-        case withdraw(connection: UInt16, BeginRequest, ended: @Sendable (Int) -> Void)
+        case withdraw(connection: UInt16, BeginRequest, ended: @Sendable (SessionNumber) -> Void)
         /// A zone's ZoneTriggered/ZoneStopped (Zone Management): through the same queue, so a ZoneTriggered is logged
         /// before the Begin the same motion causes.
         case zone(ZoneEvent)
@@ -53,17 +53,17 @@ final class RecordingAnnouncer: Sendable {
             switch message {
             case .begin(let connection, let request, let began):
                 do {
-                    let session = Int(try await server.recordingStarted(connectionID: connection, trigger: request.trigger))
+                    let session = try await server.recordingStarted(connectionID: connection, trigger: request.trigger)
                     await began(session)
                     request.accept(session: session)
                 } catch {
                     request.refuse("\(error)")
                 }
             case .end(let connection, let session):
-                await server.recordingEnded(connectionID: connection, sessionNumber: UInt64(session))
+                await server.recordingEnded(connectionID: connection, sessionNumber: session)
             case .withdraw(let connection, let request, let ended):
                 if let session = request.acceptedSession {
-                    await server.recordingEnded(connectionID: connection, sessionNumber: UInt64(session))
+                    await server.recordingEnded(connectionID: connection, sessionNumber: session)
                     ended(session)
                 }
             case .zone(let event):

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Recorder
 import TransportModel
@@ -28,10 +29,10 @@ public protocol SidecarControl: Sendable {
     func health() async -> SidecarHealth
     /// The files of a recent clip of `camera` (see ``CameraStatus/RecentClip/clip``) that together are one fragmented
     /// MP4; nil when there is none.
-    func clip(camera: String, connection: UInt16, session: UInt64) async -> ClipParts?
+    func clip(camera: String, connection: UInt16, session: SessionNumber) async -> ClipParts?
     /// The JPEG of the picture at the trigger of a recent (or running) recording of `camera` (see
     /// ``CameraStatus/RecentClip/thumbnail``); nil when there is none (an encrypted transport has none).
-    func thumbnail(camera: String, connection: UInt16, session: UInt64) async -> Data?
+    func thumbnail(camera: String, connection: UInt16, session: SessionNumber) async -> Data?
     /// A JPEG of the camera's latest analysed picture: a fresh one while the source streams (it waits for the next
     /// picture, a few seconds at most), the last one made while it does not; nil for an unknown camera or before any.
     func snapshot(camera: String) async -> CameraSnapshot?
@@ -186,9 +187,9 @@ public struct ConnectionStatus: Codable, Sendable, Hashable {
     /// `host:port` of the ingest URL (no user information, no path).
     public var ingest: String
     /// The CMAF session number used last (the connection's session counter); nil before its first recording.
-    public var sessionNumber: UInt64?
+    public var sessionNumber: SessionNumber?
     /// The session recording now, and since when; nil while none records.
-    public var recordingSession: UInt64?
+    public var recordingSession: SessionNumber?
     public var recordingSince: Date?
     /// Objects waiting in the spool for this connection, and when the oldest of them was spooled.
     public var queueDepth: Int
@@ -202,7 +203,7 @@ public struct ConnectionStatus: Codable, Sendable, Hashable {
     public var encrypted: Bool
 
     public init(connectionID: UInt16, fabricIndex: UInt8, triggerType: String, transportStatus: String, ingest: String,
-                sessionNumber: UInt64? = nil, recordingSession: UInt64? = nil, recordingSince: Date? = nil,
+                sessionNumber: SessionNumber? = nil, recordingSession: SessionNumber? = nil, recordingSince: Date? = nil,
                 queueDepth: Int = 0, oldestWaiting: Date? = nil, lastDelivery: Date? = nil, lastError: String? = nil,
                 lastErrorAt: Date? = nil, encrypted: Bool = false) {
         self.connectionID = connectionID
@@ -237,7 +238,7 @@ public struct CameraStatus: Codable, Sendable, Hashable {
 
     public struct RecentClip: Codable, Sendable, Hashable {
         public var connectionID: UInt16
-        public var cmafSessionNumber: UInt64
+        public var cmafSessionNumber: SessionNumber
         /// Wall-clock start and end (ISO 8601); end nil while it records.
         public var started: Date
         public var ended: Date?
@@ -255,7 +256,7 @@ public struct CameraStatus: Codable, Sendable, Hashable {
         /// Where the JPEG of the picture at the trigger is served (`…/{session}/thumbnail.jpg`); nil without one.
         public var thumbnail: String?
 
-        public init(connectionID: UInt16, cmafSessionNumber: UInt64, started: Date, ended: Date? = nil, endReason: String? = nil,
+        public init(connectionID: UInt16, cmafSessionNumber: SessionNumber, started: Date, ended: Date? = nil, endReason: String? = nil,
                     delivered: Bool? = nil, clip: String? = nil, givenUp: Bool? = nil, triggerType: String? = nil,
                     triggerOffset: Double? = nil, thumbnail: String? = nil) {
             self.givenUp = givenUp

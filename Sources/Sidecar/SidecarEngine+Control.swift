@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Ingest
 import Logging
@@ -35,7 +36,7 @@ extension SidecarEngine {
             for index in status.recentClips.indices {
                 let clip = status.recentClips[index]
                 let owner = Self.spoolOwner(camera: camera.configuration.id, connection: clip.connectionID)
-                guard let delivery = try? await spool.sessionDelivery(Int(clip.cmafSessionNumber), owner: owner) else { continue }
+                guard let delivery = try? await spool.sessionDelivery(clip.cmafSessionNumber, owner: owner) else { continue }
                 status.recentClips[index].delivered = delivery == .delivered
                 if case .givenUp = delivery { status.recentClips[index].givenUp = true }
             }
@@ -97,22 +98,22 @@ extension SidecarEngine {
         return components.port.map { "\(bracketed):\($0)" } ?? bracketed
     }
 
-    public func clip(camera id: String, connection: UInt16, session: UInt64) async -> ClipParts? {
+    public func clip(camera id: String, connection: UInt16, session: SessionNumber) async -> ClipParts? {
         guard camera(id) != nil,
-              let files = try? await spool.recentFiles(Int(session), owner: Self.spoolOwner(camera: id, connection: connection))
+              let files = try? await spool.recentFiles(session, owner: Self.spoolOwner(camera: id, connection: connection))
         else { return nil }
         return ClipParts(parts: files.map { ClipParts.Part(file: $0.file, bytes: $0.bytes) })
     }
 
     /// The recorder's (made at the trigger: a recording running now, or one of this run) else one made from the
     /// spool's kept recording at its trigger (after a restart, or once the recorder's bound let it go), then held.
-    public func thumbnail(camera id: String, connection: UInt16, session: UInt64) async -> Data? {
+    public func thumbnail(camera id: String, connection: UInt16, session: SessionNumber) async -> Data? {
         guard let camera = camera(id) else { return nil }
         if let held = camera.recorder.thumbnail(connection: connection, session: session) { return Data(held.bytes) }
         let owner = Self.spoolOwner(camera: id, connection: connection)
         do {
-            guard let recording = try await spool.recentRecording(Int(session), owner: owner), recording.finished,
-                  let files = try await spool.recentFiles(Int(session), owner: owner) else { return nil }
+            guard let recording = try await spool.recentRecording(session, owner: owner), recording.finished,
+                  let files = try await spool.recentFiles(session, owner: owner) else { return nil }
             let picture = try await BlockingIO.run {
                 try RecordedPicture.jpeg(of: files.map(\.file), at: recording.triggerOffset ?? 0,
                                          maxWidth: TriggerPictures.thumbnailWidth)
@@ -132,14 +133,18 @@ extension SidecarEngine {
     static func recentClips(_ fromRecorder: [CameraStatus.RecentClip], kept: [RecentRecording], camera: String)
         -> [CameraStatus.RecentClip]
     {
-        var clips = Dictionary(fromRecorder.map { ([Int($0.connectionID), Int($0.cmafSessionNumber)], $0) },
+        struct Key: Hashable {
+            var connection: UInt16
+            var session: SessionNumber
+        }
+        var clips = Dictionary(fromRecorder.map { (Key(connection: $0.connectionID, session: $0.cmafSessionNumber), $0) },
                                uniquingKeysWith: { first, _ in first })
         for recording in kept where recording.finished {
             let owner = recording.owner
             guard owner.hasPrefix(camera + "/"), let connection = UInt16(owner.dropFirst(camera.count + 1)) else { continue }
-            let key = [Int(connection), recording.session]
+            let key = Key(connection: connection, session: recording.session)
             var clip = clips[key] ?? CameraStatus.RecentClip(
-                connectionID: connection, cmafSessionNumber: UInt64(recording.session), started: recording.started,
+                connectionID: connection, cmafSessionNumber: recording.session, started: recording.started,
                 ended: recording.ended, endReason: recording.endReason, triggerType: recording.triggerType,
                 triggerOffset: recording.triggerOffset)
             let path = "/v1/cameras/\(camera)/clips/\(connection)/\(recording.session)"

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Ingest
 import Logging
@@ -214,7 +215,7 @@ public final class SidecarEngine: SidecarControl, Service {
 
     /// Whether recording `session` of `connection` on `camera` has ended and all of it reached the ingest (for the
     /// demo and tests; a controller learns the same from the End event and BUSY).
-    public func isDelivered(camera: String, connection: UInt16, session: Int) -> Bool {
+    public func isDelivered(camera: String, connection: UInt16, session: SessionNumber) -> Bool {
         (try? spool.sessionDelivery(session, owner: Self.spoolOwner(camera: camera, connection: connection))) == .delivered
     }
 

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -126,7 +127,7 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
             Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg")) { _, context in
                 let (cameraID, _) = try transport(context)
                 let connection = try RequestReading.integer(UInt16.self, "connectionID", context)
-                let session = try RequestReading.integer(UInt64.self, "session", context)
+                let session = SessionNumber(try RequestReading.integer(UInt64.self, "session", context))
                 guard let jpeg = await control.thumbnail(camera: cameraID, connection: connection, session: session) else {
                     throw APIError.notFound("session: camera \(cameraID) has no thumbnail of connection \(connection) session \(session)")
                 }
@@ -172,7 +173,7 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
     func clip(_ request: Request, _ context: BasicRequestContext, bodyless: Bool) async throws -> Response {
         let (cameraID, _) = try transport(context)
         let connection = try RequestReading.integer(UInt16.self, "connectionID", context)
-        let session = try RequestReading.integer(UInt64.self, "session", context)
+        let session = SessionNumber(try RequestReading.integer(UInt64.self, "session", context))
         // Only integers name a clip, and its files come from the spool's own journal: no path from the request.
         guard let clip = await control.clip(camera: cameraID, connection: connection, session: session), clip.size > 0 else {
             throw APIError.notFound("session: camera \(cameraID) has no recent clip of connection \(connection) session \(session)")

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Domain
 import Foundation
 import Logging
 import NIOCore
@@ -120,7 +121,8 @@ final class DemoController: Service, Sendable {
     }
 
     private func handle(_ name: String, _ event: [String: Any], ingestPort: Int, deliveries: inout TaskGroup<Void>) {
-        guard let connection = event["connectionID"] as? Int, let session = event["cmafSessionNumber"] as? Int else { return }
+        guard let connection = event["connectionID"] as? Int, let number = event["cmafSessionNumber"] as? Int, number >= 0 else { return }
+        let session = SessionNumber(UInt64(number))
         if name == "PushTransportBegin" {
             let trigger = switch (event["triggerType"] as? Int) ?? -1 {
             case 0: "command, reason \(event["activationReason"].map { "\($0)" } ?? "?")"
@@ -142,7 +144,7 @@ final class DemoController: Service, Sendable {
     }
 
     /// Waits (bounded) until every object of the session reached the ingest, then prints where it was stored.
-    private func reportDelivery(connection: Int, session: Int, ingestPort: Int) async {
+    private func reportDelivery(connection: Int, session: SessionNumber, ingestPort: Int) async {
         let deadline = ContinuousClock.now + Self.deliveryWait
         var delivered = false
         while ContinuousClock.now < min(deadline, streamEnded.withLock { $0 }.map { $0 + Self.shutdownDeliveryWait } ?? deadline) {

@@ -27,7 +27,7 @@ public struct ConnectionRecording: Sendable {
 
     /// A recording whose session is being written.
     public struct Session: Sendable, Hashable {
-        public var number: Int
+        public var number: SessionNumber
         public var begin: ClipBegin
         public var keyframe: Keyframe
     }
@@ -64,14 +64,14 @@ public struct ConnectionRecording: Sendable {
         /// The buffer holds the keyframe the waiting recording starts at.
         case keyframeFound(Keyframe)
         /// The cluster accepted Begin request `request` as CMAF session `session` (its Begin event is out).
-        case beginAccepted(request: Int, session: Int)
+        case beginAccepted(request: Int, session: SessionNumber)
         /// The cluster refused Begin request `request` (transport Inactive or gone, privacy, its store failing).
         case beginRefused(request: Int, reason: String)
         /// Session `session`'s writer could not be opened, failed while writing, or what it produced could not be
         /// kept (the spool refused it: a full disk).
-        case sessionFailed(session: Int, reason: String)
+        case sessionFailed(session: SessionNumber, reason: String)
         /// Session `session` is completely written; `empty` when not one of its video frames reached it.
-        case sessionWritten(session: Int, empty: Bool)
+        case sessionWritten(session: SessionNumber, empty: Bool)
     }
 
     public enum Action: Sendable, Hashable {
@@ -81,15 +81,15 @@ public struct ConnectionRecording: Sendable {
         /// The input ended before the answer to `request` came: if the cluster accepted it, send that session's End.
         case withdrawBegin(request: Int)
         /// Send the cluster session `session`'s End.
-        case announceEnd(session: Int)
+        case announceEnd(session: SessionNumber)
         /// Open session `session`'s writer at `keyframe`.
-        case openSession(session: Int, begin: ClipBegin, keyframe: Keyframe)
+        case openSession(session: SessionNumber, begin: ClipBegin, keyframe: Keyframe)
         /// Nothing from `end.end` on belongs to session `session`: write its last frames, then finish it.
-        case endSession(session: Int, end: ClipEnd)
+        case endSession(session: SessionNumber, end: ClipEnd)
         /// Stop writing session `session` and throw its unfinished output away (its live upload is aborted).
-        case abandonSession(session: Int, reason: String)
+        case abandonSession(session: SessionNumber, reason: String)
         /// A recording the timeline asked for could not be recorded (logged, counted, in the report).
-        case dropClip(ClipBegin, reason: String, session: Int?)
+        case dropClip(ClipBegin, reason: String, session: SessionNumber?)
         /// The timeline backs off after a failed recording (for the log).
         case backingOff(retryAt: MediaTime, failures: Int)
         /// A running activation got longer (for the log).
@@ -99,14 +99,14 @@ public struct ConnectionRecording: Sendable {
     public private(set) var timeline: ClipTimeline
     public private(set) var state: State = .idle
     /// Sessions whose End is out and whose last frames are still being written, by session number.
-    public private(set) var ending: [Int: ClipBegin] = [:]
+    public private(set) var ending: [SessionNumber: ClipBegin] = [:]
     /// True: every recording is announced to the cluster, which numbers its session. False (a file recording
     /// without a cluster, `pushav record`): the machine numbers the sessions itself from `firstSession`.
     public let announcesRecordings: Bool
-    private var nextSession: Int
+    private var nextSession: SessionNumber
     private var nextRequest = 1
 
-    public init(timeline: ClipTimeline, announcesRecordings: Bool, firstSession: Int = 1) {
+    public init(timeline: ClipTimeline, announcesRecordings: Bool, firstSession: SessionNumber = 1) {
         self.timeline = timeline
         self.announcesRecordings = announcesRecordings
         nextSession = firstSession
@@ -144,7 +144,7 @@ public struct ConnectionRecording: Sendable {
                 return [.announceBegin(request: request, trigger: begin.trigger)]
             }
             let session = nextSession
-            nextSession += 1
+            nextSession = nextSession.next
             state = .recording(Session(number: session, begin: begin, keyframe: keyframe))
             return [.openSession(session: session, begin: begin, keyframe: keyframe)]
         case .beginAccepted(let request, let session):
@@ -248,12 +248,12 @@ public struct ConnectionRecording: Sendable {
     }
 
     /// A session whose End is already out failed while its last frames were written: abandoned, its clip dropped.
-    private mutating func endingSessionFailed(_ session: Int, reason: String) -> [Action] {
+    private mutating func endingSessionFailed(_ session: SessionNumber, reason: String) -> [Action] {
         guard let begin = ending.removeValue(forKey: session) else { return [] }
         return [.abandonSession(session: session, reason: reason), .dropClip(begin, reason: reason, session: session)]
     }
 
-    private mutating func sessionWritten(_ session: Int, empty: Bool) -> [Action] {
+    private mutating func sessionWritten(_ session: SessionNumber, empty: Bool) -> [Action] {
         guard let begin = ending.removeValue(forKey: session) else { return [] }
         guard empty else { return [] }
         // Not one of its video frames reached the muxer: its keyframe was pushed out of a full pre-roll buffer, or

@@ -10,11 +10,11 @@ public struct PushTransportBegin: Codable, Sendable, Hashable {
     public var activationReason: TriggerActivationReasonEnum?
     public var containerType: ContainerFormatEnum?
     /// The recording's CMAF session number; present for CMAF.
-    public var cmafSessionNumber: UInt64?
+    public var cmafSessionNumber: SessionNumber?
 
     public init(
         connectionID: UInt16, triggerType: TransportTriggerTypeEnum, activationReason: TriggerActivationReasonEnum? = nil,
-        containerType: ContainerFormatEnum? = nil, cmafSessionNumber: UInt64? = nil
+        containerType: ContainerFormatEnum? = nil, cmafSessionNumber: SessionNumber? = nil
     ) {
         self.connectionID = connectionID
         self.triggerType = triggerType
@@ -28,9 +28,9 @@ public struct PushTransportBegin: Codable, Sendable, Hashable {
 public struct PushTransportEnd: Codable, Sendable, Hashable {
     public var connectionID: UInt16
     public var containerType: ContainerFormatEnum?
-    public var cmafSessionNumber: UInt64?
+    public var cmafSessionNumber: SessionNumber?
 
-    public init(connectionID: UInt16, containerType: ContainerFormatEnum? = nil, cmafSessionNumber: UInt64? = nil) {
+    public init(connectionID: UInt16, containerType: ContainerFormatEnum? = nil, cmafSessionNumber: SessionNumber? = nil) {
         self.connectionID = connectionID
         self.containerType = containerType
         self.cmafSessionNumber = cmafSessionNumber

@@ -1,3 +1,5 @@
+import Domain
+
 import Foundation
 
 /// An allocated connection as the server keeps it: the cluster's view plus the absolute expiry deadline.
@@ -36,14 +38,14 @@ public struct PersistentTransportState: Sendable, Hashable {
     /// The last connection ID issued; allocation continues after it.
     public var lastConnectionID: UInt16?
     /// The last CMAF session number used per connection ID.
-    public var sessionNumbers: [UInt16: UInt64]
+    public var sessionNumbers: [UInt16: SessionNumber]
     /// Recordings whose Begin went out and whose End did not, by connection ID: after a `kill -9` or a power loss,
     /// these ended with the process, and their End is still owed to the controller.
     public var openRecordings: [UInt16: OpenRecording]
 
     public init(
         connections: [StoredConnection] = [], registries: TransportRegistries = TransportRegistries(),
-        lastConnectionID: UInt16? = nil, sessionNumbers: [UInt16: UInt64] = [:], openRecordings: [UInt16: OpenRecording] = [:]
+        lastConnectionID: UInt16? = nil, sessionNumbers: [UInt16: SessionNumber] = [:], openRecordings: [UInt16: OpenRecording] = [:]
     ) {
         self.connections = connections
         self.registries = registries
@@ -55,12 +57,12 @@ public struct PersistentTransportState: Sendable, Hashable {
 
 /// A recording between its PushTransportBegin and its PushTransportEnd: what its End needs.
 public struct OpenRecording: Sendable, Hashable {
-    public var sessionNumber: UInt64
+    public var sessionNumber: SessionNumber
     public var containerType: ContainerFormatEnum
     /// The connection's fabric at Begin (the End goes to it even if the connection is gone).
     public var fabricIndex: FabricIndex
 
-    public init(sessionNumber: UInt64, containerType: ContainerFormatEnum, fabricIndex: FabricIndex) {
+    public init(sessionNumber: SessionNumber, containerType: ContainerFormatEnum, fabricIndex: FabricIndex) {
         self.sessionNumber = sessionNumber
         self.containerType = containerType
         self.fabricIndex = fabricIndex
@@ -85,7 +87,7 @@ public protocol TransportPersistence: Sendable {
     /// one fsync per Begin instead of two. `event`, when this persistence is also the server's event log, is the Begin's
     /// numbered event, logged in that same commit: the fsync covers it, and the log's page is not dirtied again right
     /// after the sync (a 4 KiB write less per recording, on flash).
-    func saveBegin(sessionNumber: UInt64, openRecording recording: OpenRecording, connectionID: UInt16,
+    func saveBegin(sessionNumber: SessionNumber, openRecording recording: OpenRecording, connectionID: UInt16,
                    event: LoggedTransportEvent?) throws
 }
 
@@ -106,7 +108,7 @@ public struct VolatileTransportPersistence: TransportPersistence {
     public func save(connections: [StoredConnection], lastConnectionID: UInt16?) throws {}
     public func deleteConnections(_ connectionIDs: [UInt16]) throws {}
     public func save(registries: TransportRegistries, changed: RegistrySections) throws {}
-    public func saveBegin(sessionNumber: UInt64, openRecording recording: OpenRecording, connectionID: UInt16,
+    public func saveBegin(sessionNumber: SessionNumber, openRecording recording: OpenRecording, connectionID: UInt16,
                           event: LoggedTransportEvent?) throws {}
 }
 

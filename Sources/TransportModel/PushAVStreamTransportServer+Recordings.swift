@@ -10,7 +10,7 @@ extension PushAVStreamTransportServer {
     /// fit; the recorder must then not record. The recorder's state machine begins a recording only after the
     /// previous one's End; should an earlier recording of the connection still be open here all the same, its End is
     /// sent first, so every Begin keeps exactly one End.
-    public func recordingStarted(connectionID: UInt16, trigger: RecordingTrigger) throws(TransportCommandError) -> UInt64 {
+    public func recordingStarted(connectionID: UInt16, trigger: RecordingTrigger) throws(TransportCommandError) -> SessionNumber {
         removeExpiredConnectionsRetryingLater()
         guard let connection = connections[connectionID] else { throw notFound(connectionID) }
         guard connection.transportStatus == .active else {
@@ -30,7 +30,7 @@ extension PushAVStreamTransportServer {
         default:
             throw .cluster(.invalidTriggerType, "trigger: \(trigger) does not fit a \(options.triggerOptions.triggerType) transport")
         }
-        let sessionNumber = (sessionNumbers[connectionID] ?? 0) + 1
+        let sessionNumber = sessionNumbers[connectionID]?.next ?? .first
         let containerType = options.containerOptions.containerType
         let recording = OpenRecording(sessionNumber: sessionNumber, containerType: containerType,
                                       fabricIndex: connection.fabricIndex)
@@ -54,17 +54,17 @@ extension PushAVStreamTransportServer {
     /// goes to the fabric of its Begin). Emits PushTransportEnd and returns true, or returns false when that recording
     /// is not open (its End went out already).
     @discardableResult
-    public func recordingEnded(connectionID: UInt16, sessionNumber: UInt64) -> Bool {
+    public func recordingEnded(connectionID: UInt16, sessionNumber: SessionNumber) -> Bool {
         guard let recording = recordings[connectionID], recording.sessionNumber == sessionNumber else { return false }
         endRecording(connectionID, recording)
         return true
     }
 
     /// The session number of the recording running on `connectionID`, if any.
-    public func runningSessionNumber(connectionID: UInt16) -> UInt64? { recordings[connectionID]?.sessionNumber }
+    public func runningSessionNumber(connectionID: UInt16) -> SessionNumber? { recordings[connectionID]?.sessionNumber }
 
     /// The session number `connectionID` used last (its session counter; persisted); nil before its first recording.
-    public func lastSessionNumber(connectionID: UInt16) -> UInt64? { sessionNumbers[connectionID] }
+    public func lastSessionNumber(connectionID: UInt16) -> SessionNumber? { sessionNumbers[connectionID] }
 
     /// Every connection of every fabric, for the recorder and uploader (not fabric-filtered).
     public func allConnections() -> [StoredConnection] {

@@ -33,7 +33,7 @@ public actor PushAVStreamTransportServer {
     var connections: [UInt16: StoredConnection]
     var registries: TransportRegistries
     var lastConnectionID: UInt16?
-    var sessionNumbers: [UInt16: UInt64]
+    var sessionNumbers: [UInt16: SessionNumber]
     /// The running recording of each connection, exactly as persisted until its End (its fabric is the one at Begin:
     /// the End keeps it even after the connection is deallocated).
     var recordings: [UInt16: OpenRecording] = [:]

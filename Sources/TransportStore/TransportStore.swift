@@ -132,7 +132,7 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
             for row in try Row.fetchAll(db, sql: "SELECT connectionID, lastSessionNumber FROM sessionCounter") {
                 let connectionID: Int = row["connectionID"]
                 let lastSessionNumber: Int64 = row["lastSessionNumber"]
-                state.sessionNumbers[UInt16(truncatingIfNeeded: connectionID)] = UInt64(bitPattern: lastSessionNumber)
+                state.sessionNumbers[UInt16(truncatingIfNeeded: connectionID)] = SessionNumber(UInt64(bitPattern: lastSessionNumber))
             }
             for row in try Row.fetchAll(db, sql: "SELECT connectionID, sessionNumber, containerType, fabricIndex FROM openRecording") {
                 let connectionID: Int = row["connectionID"]
@@ -140,7 +140,7 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
                 let containerType: Int = row["containerType"]
                 let fabricIndex: Int = row["fabricIndex"]
                 state.openRecordings[UInt16(truncatingIfNeeded: connectionID)] = OpenRecording(
-                    sessionNumber: UInt64(bitPattern: sessionNumber),
+                    sessionNumber: SessionNumber(UInt64(bitPattern: sessionNumber)),
                     containerType: ContainerFormatEnum(rawValue: UInt8(truncatingIfNeeded: containerType)),
                     fabricIndex: FabricIndex(truncatingIfNeeded: fabricIndex))
             }
@@ -192,13 +192,13 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
         try pool.write { db in try Self.insert(openRecording: recording, connectionID: connectionID, db) }
     }
 
-    public func saveBegin(sessionNumber: UInt64, openRecording recording: OpenRecording, connectionID: UInt16,
+    public func saveBegin(sessionNumber: SessionNumber, openRecording recording: OpenRecording, connectionID: UInt16,
                           event: LoggedTransportEvent?) throws {
         let encoded = try event.map { ($0, try Self.encode($0.event)) }
         try pool.write { db in
             try db.execute(
                 sql: "INSERT OR REPLACE INTO sessionCounter (connectionID, lastSessionNumber) VALUES (?, ?)",
-                arguments: [Int(connectionID), Int64(bitPattern: sessionNumber)])
+                arguments: [Int(connectionID), Int64(bitPattern: sessionNumber.rawValue)])
             try Self.insert(openRecording: recording, connectionID: connectionID, db)
             if let (event, (type, json)) = encoded {
                 try Self.insert(event, type: type, json: json, retention: retention, db)
@@ -209,7 +209,7 @@ public final class TransportStore: TransportPersistence, TransportEventLog, Send
     static func insert(openRecording recording: OpenRecording, connectionID: UInt16, _ db: Database) throws {
         try db.execute(
             sql: "INSERT OR REPLACE INTO openRecording (connectionID, sessionNumber, containerType, fabricIndex) VALUES (?, ?, ?, ?)",
-            arguments: [Int(connectionID), Int64(bitPattern: recording.sessionNumber),
+            arguments: [Int(connectionID), Int64(bitPattern: recording.sessionNumber.rawValue),
                         Int(recording.containerType.rawValue), Int(recording.fabricIndex)])
     }
 

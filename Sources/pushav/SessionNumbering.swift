@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Ingest
 import Logging
@@ -17,7 +18,7 @@ final class SessionNumbering: Sendable {
     /// Moves every policy's first session past what exists, and hooks the ledger into `options.events`.
     init(options: inout RecordingOptions, upload: RecordingUpload?, stateDirectory: String?, logger: Logger) throws {
         self.logger = logger
-        var first = SessionLayout.highestSession(in: options.output) + 1
+        var first = SessionLayout.highestSession(in: options.output).next
         if let upload {
             let file = stateDirectory.map { URL(fileURLWithPath: $0).appendingPathComponent("sessions.sqlite") }
                 ?? SessionLedger.defaultFile()
@@ -27,7 +28,7 @@ final class SessionNumbering: Sendable {
                 throw CLIError("cannot open the session ledger \(file.path): \(error)")
             }
             connection = upload.uploader.endpoint.connection
-            first = max(first, try ledger!.highest(connection: connection!) + 1)
+            first = max(first, try ledger!.highest(connection: connection!).next)
         } else {
             ledger = nil
             connection = nil
@@ -43,7 +44,7 @@ final class SessionNumbering: Sendable {
         }
     }
 
-    private func enter(_ session: Int) {
+    private func enter(_ session: SessionNumber) {
         guard let ledger, let connection else { return }
         do {
             try ledger.enter(session, connection: connection)

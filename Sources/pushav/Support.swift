@@ -83,7 +83,7 @@ enum ReportFile {
         }
         if report.sessions.isEmpty { lines.append("no clip recorded") }
         for s in report.sessions {
-            var head = String(format: "session %d: %.3f–%.3f s (%.3f s), %@", s.session, s.start, s.end, s.duration, s.endReason)
+            var head = "session \(s.session): " + String(format: "%.3f–%.3f s (%.3f s), %@", s.start, s.end, s.duration, s.endReason)
             if let t0 = s.trigger, s.triggerType != "continuous" {
                 head += String(format: "; trigger %.3f s, pre-roll %.3f s", t0, s.preRoll ?? 0)
                 if let d = s.motionDetectedDuration { head += String(format: ", D %.0f s", d) }

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import GRDB
 @testable import Ingest
@@ -92,7 +93,7 @@ import TestSupport
         try spool.store(SpoolObjectBytes.whole(.header(session: 2, track: "video"), [1]), for: .header(session: 2, track: "video"), connection: "c")
         try spool.markGivenUp(connection: "c", object: .header(session: 2, track: "video"), reason: "new", now: now)
         let kept = SegmentSpool.sessionRecordsKept
-        for session in 1...(kept + 10) { try spool.finishSession(session, connection: "d") }
+        for session in 1...(kept + 10) { try spool.finishSession(SessionNumber(UInt64(session)), connection: "d") }
         try spool.pruneDeliveryRecords(now: now)
         #expect(try spool.givenUpObjects(connection: "c").map(\.reason) == ["new"])
         let sessions = try spool.database.read { db in

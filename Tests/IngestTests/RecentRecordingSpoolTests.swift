@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 @testable import Ingest
 import Testing
@@ -6,19 +7,19 @@ import TestSupport
 /// Recent recordings in the spool: a kept session's track stays on disk once delivered (the page plays it, no second
 /// copy), across a reopen, bounded by bytes and sessions, oldest first; space for undelivered objects always wins.
 @Suite struct RecentRecordingSpoolTests {
-    static func object(_ session: Int, _ number: Int, track: String = "video") -> UploadObject {
+    static func object(_ session: SessionNumber, _ number: Int, track: String = "video") -> UploadObject {
         UploadObject(session: session, track: track, number: number)
     }
 
     /// Stores and delivers a kept session of `segments` segments of `size` bytes (and an audio header, not kept).
-    static func record(_ session: Int, in spool: SegmentSpool, label: String = "cam1/1@a", segments: Int = 2, size: Int = 100,
+    static func record(_ session: SessionNumber, in spool: SegmentSpool, label: String = "cam1/1@a", segments: Int = 2, size: Int = 100,
                        started: Date) throws {
         try spool.keepRecent(session, connection: label, track: "video", started: started)
         let objects = [UploadObject.header(session: session, track: "video"), .header(session: session, track: "audio")]
             + (1...segments).map { object(session, 1000 + $0) }
         // Each object `size` bytes in all: a 16-byte box structure around its payload.
         for item in objects {
-            try spool.store(SpoolObjectBytes.whole(item, [UInt8](repeating: UInt8(session), count: size - 16)), for: item, connection: label)
+            try spool.store(SpoolObjectBytes.whole(item, [UInt8](repeating: UInt8(session.rawValue), count: size - 16)), for: item, connection: label)
         }
         for item in objects { try spool.markDelivered(connection: label, object: item) }
         try spool.finishSession(session, connection: label)
@@ -61,7 +62,7 @@ import TestSupport
         // 300 bytes a session; at most 3 sessions or 700 bytes: the 700-byte bound keeps two.
         do {
             let spool = try SegmentSpool(directory: directory, recentBytes: 700, recentSessions: 3, logger: .quiet)
-            for session in 1...4 { try Self.record(session, in: spool, started: t0 + Double(session)) }
+            for session in SessionNumber(1)...4 { try Self.record(session, in: spool, started: t0 + Double(session.rawValue)) }
             #expect(try spool.recentRecordings().map(\.session) == [4, 3])
             #expect(try spool.statistics().bytes == 600, "the dropped ones' files and headers went")
         }

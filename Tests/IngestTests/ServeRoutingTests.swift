@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import Foundation
 import Ingest
 import Testing
@@ -94,7 +95,7 @@ extension ServeEndToEndTests {
 
     /// The spooled objects of `session` (paths relative to the connection's URL, with their SHA-256), once there
     /// are at least `count` of them and their number held still over two reads (the session's writer is done).
-    static func spooledObjects(of session: Int, in directory: URL, atLeast count: Int) async throws -> [String: Data] {
+    static func spooledObjects(of session: SessionNumber, in directory: URL, atLeast count: Int) async throws -> [String: Data] {
         let root = directory.appendingPathComponent("state/spool/objects")
         var last: [String: Data] = [:]
         try await Fixtures.waitUntil("session \(session) spooled", timeout: .seconds(30)) {

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Ingest
 import Synchronization
@@ -10,13 +11,13 @@ import Testing
         let directory = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("sessions.sqlite")
-        let writers = 4, sessionsEach = 12
+        let writers = 4, sessionsEach: SessionNumber = 12
         let ledgers = try (0..<writers).map { _ in try SessionLedger(file: file) }
         let failures: [String] = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 let messages = Mutex<[String]>([])
                 DispatchQueue.concurrentPerform(iterations: writers) { writer in
-                    for session in 1...sessionsEach {
+                    for session in SessionNumber.first...sessionsEach {
                         do {
                             try ledgers[writer].enter(session, connection: "https://ingest.example/\(writer)")
                             try ledgers[writer].enter(session, connection: "https://ingest.example/shared")

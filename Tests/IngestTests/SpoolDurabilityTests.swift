@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import GRDB
 @testable import Ingest
@@ -58,7 +59,7 @@ import TestSupport
         let directory = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let spool = try SegmentSpool(directory: directory, logger: .quiet)
-        for session in 1...3 {
+        for session in SessionNumber(1)...3 {
             for track in ["video", "audio"] {
                 try spool.store(SpoolObjectBytes.whole(.header(session: session, track: track), [1]), for: .header(session: session, track: track), connection: "c")
                 try spool.store(SpoolObjectBytes.whole(UploadObject(session: session, track: track, number: 1001), [2, 3]), for: UploadObject(session: session, track: track, number: 1001), connection: "c")

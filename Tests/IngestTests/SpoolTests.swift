@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import GRDB
 @testable import Ingest
@@ -5,7 +6,7 @@ import Testing
 import TestSupport
 
 @Suite struct SegmentSpoolTests {
-    func object(_ session: Int, _ number: Int, track: String = "video") -> UploadObject {
+    func object(_ session: SessionNumber, _ number: Int, track: String = "video") -> UploadObject {
         UploadObject(session: session, track: track, number: number)
     }
 

@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import Foundation
 import Ingest
 import Logging
@@ -122,7 +123,7 @@ struct SampleMedia: Sendable {
     var byPath: [String: [UInt8]] { Dictionary(uniqueKeysWithValues: objects.map { ($0.object.relativePath, $0.bytes) }) }
 
     /// Cached per chunking mode: recording takes a moment and every test needs the same bytes.
-    static func make(chunked: Bool, session: Int = 1) async throws -> SampleMedia {
+    static func make(chunked: Bool, session: SessionNumber = 1) async throws -> SampleMedia {
         try await cache.media(chunked: chunked, session: session)
     }
 
@@ -131,7 +132,7 @@ struct SampleMedia: Sendable {
     private actor Cache {
         var made: [String: SampleMedia] = [:]
 
-        func media(chunked: Bool, session: Int) async throws -> SampleMedia {
+        func media(chunked: Bool, session: SessionNumber) async throws -> SampleMedia {
             let key = "\(chunked)-\(session)"
             if let media = made[key] { return media }
             let media = try await SampleMedia.record(chunked: chunked, session: session)
@@ -155,7 +156,7 @@ struct SampleMedia: Sendable {
         }
     }
 
-    private static func record(chunked: Bool, session: Int) async throws -> SampleMedia {
+    private static func record(chunked: Bool, session: SessionNumber) async throws -> SampleMedia {
         let directory = try Fixtures.scratchDirectory("sample")
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = directory.appendingPathComponent("input.y4m")

@@ -1,4 +1,5 @@
 import Crypto
+import Domain
 import Foundation
 import Logging
 import Sidecar
@@ -48,7 +49,7 @@ import TransportModel
             try await cluster.manuallyTriggerTransport(connectionID: id, activationReason: .userInitiated,
                                                         timeControl: timeControl, fabric: 1)
             var iterator = events.makeAsyncIterator()
-            func waitForEnd(_ session: UInt64) async {
+            func waitForEnd(_ session: SessionNumber) async {
                 while let event = await iterator.next() {
                     if case .pushTransportEnd(let end) = event.event, end.cmafSessionNumber == session { return }
                 }

@@ -14,12 +14,12 @@ import TransportModel
     final class HookLog: Sendable {
         let begins = Mutex<[RecordingTrigger]>([])
         let ends = Mutex<[SessionRecord]>([])
-        let ended = Mutex<[Int]>([])
+        let ended = Mutex<[SessionNumber]>([])
         let tracks = Mutex<Set<String>>([])
-        let next: Mutex<Int>
+        let next: Mutex<SessionNumber>
         let refuse: Bool
 
-        init(firstSession: Int, refuse: Bool = false) {
+        init(firstSession: SessionNumber, refuse: Bool = false) {
             next = Mutex(firstSession)
             self.refuse = refuse
         }
@@ -29,7 +29,7 @@ import TransportModel
                 begin: { trigger in
                     self.begins.withLock { $0.append(trigger) }
                     if self.refuse { throw TransportCommandError.cluster(.invalidTransportStatus, "refused by the test") }
-                    return self.next.withLock { n in defer { n += 1 }; return n }
+                    return self.next.withLock { n in defer { n = n.next }; return n }
                 },
                 end: { session in self.ended.withLock { $0.append(session) } },
                 finished: { record in self.ends.withLock { $0.append(record) } },

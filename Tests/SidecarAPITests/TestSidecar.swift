@@ -122,7 +122,7 @@ final class TestSidecar: SidecarControl {
 
     /// cam1's connection 1 session 3 has a recent clip: ``clipBytes`` in two files (a 300-byte header and a 700-byte
     /// segment), as the spool keeps a recording's track.
-    func clip(camera: String, connection: UInt16, session: UInt64) async -> ClipParts? {
+    func clip(camera: String, connection: UInt16, session: SessionNumber) async -> ClipParts? {
         camera == "cam1" && connection == 1 && session == 3 ? Self.clip : nil
     }
 
@@ -141,7 +141,7 @@ final class TestSidecar: SidecarControl {
     static let jpeg = Data([0xFF, 0xD8, 0xFF, 0xFE, 0x00, 0x06, 0x74, 0x65, 0x73, 0x74, 0xFF, 0xD9])
 
     /// cam1's connection 1 session 3 (its recent clip) has a thumbnail; nothing else has.
-    func thumbnail(camera: String, connection: UInt16, session: UInt64) async -> Data? {
+    func thumbnail(camera: String, connection: UInt16, session: SessionNumber) async -> Data? {
         camera == "cam1" && connection == 1 && session == 3 ? Self.jpeg : nil
     }
 

@@ -265,20 +265,20 @@ private struct SimulatedCluster {
     var unanswered: [Int] = []
     /// Requests the machine withdrew before their answer: the cluster still answers them.
     var withdrawnUnanswered: [Int] = []
-    var acceptedAs: [Int: Int] = [:]
+    var acceptedAs: [Int: SessionNumber] = [:]
     var withdrawn: Set<Int> = []
     /// Sessions whose Begin is out and End not yet.
-    var open: Set<Int> = []
+    var open: Set<SessionNumber> = []
     /// Sessions with a writer (opened and not finished or abandoned).
-    var writing: [Int] = []
+    var writing: [SessionNumber] = []
     var violations: [String] = []
-    private var nextSession = 1
+    private var nextSession = SessionNumber.first
 
     mutating func accept(_ request: Int) -> ConnectionRecording.Input {
         unanswered.removeAll { $0 == request }
         withdrawnUnanswered.removeAll { $0 == request }
         let session = nextSession
-        nextSession += 1
+        nextSession = nextSession.next
         acceptedAs[request] = session
         open.insert(session)
         if withdrawn.contains(request) { open.remove(session) }  // the announcer ends a withdrawn accepted Begin

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Testing
 import TestSupport
@@ -182,7 +183,7 @@ private final class CommitRecordingStore: TransportPersistence, TransportEventLo
     func deleteConnections(_ connectionIDs: [UInt16]) throws { note("delete") }
     func save(registries: TransportRegistries, changed: RegistrySections) throws { note("registries") }
     func save(openRecording recording: OpenRecording?, connectionID: UInt16) throws { note("end record") }
-    func saveBegin(sessionNumber: UInt64, openRecording recording: OpenRecording, connectionID: UInt16,
+    func saveBegin(sessionNumber: SessionNumber, openRecording recording: OpenRecording, connectionID: UInt16,
                    event: LoggedTransportEvent?) throws {
         note("begin \(sessionNumber)" + (event.map { " with \($0.event.name) \($0.number)" } ?? ""))
     }

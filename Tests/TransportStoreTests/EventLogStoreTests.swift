@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Testing
 import TestSupport
@@ -86,7 +87,7 @@ struct EventLogStoreTests {
             for (number, seconds) in appended {
                 try store.append(LoggedTransportEvent(
                     number: number, time: start.addingTimeInterval(seconds), fabricIndex: fabric1,
-                    event: .pushTransportEnd(.init(connectionID: 1, containerType: .cmaf, cmafSessionNumber: number))))
+                    event: .pushTransportEnd(.init(connectionID: 1, containerType: .cmaf, cmafSessionNumber: SessionNumber(number)))))
             }
             #expect(try store.events(after: 0, fabric: nil, limit: 1000).map(\.number) == kept)
             // Pruning never lowers the numbering.

@@ -32,7 +32,7 @@ final class ClipRunners {
     /// The oldest buffer entry a runner still needs (nil: none).
     var oldestNeeded: Int? { runners.compactMap(\.oldestNeeded).min() }
     /// The sessions that needed `entry` (pushed out of the buffer before they wrote it).
-    func sessions(needing entry: PreRollBuffer.Entry) -> [Int] { runners.flatMap { $0.sessions(needing: entry) } }
+    func sessions(needing entry: PreRollBuffer.Entry) -> [SessionNumber] { runners.flatMap { $0.sessions(needing: entry) } }
     var sessionCount: Int { runners.map(\.sessionCount).reduce(0, +) }
     var records: [SessionRecord] { runners.flatMap(\.records) }
     var dropped: [RecordingReport.DroppedClip] { runners.flatMap(\.dropped) }
