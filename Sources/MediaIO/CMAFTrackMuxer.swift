@@ -1,4 +1,5 @@
 import CFFmpeg
+import Domain
 import Timeline
 
 /// Collects what FFmpeg's mp4 muxer writes into memory (the AVIO write callback's target).

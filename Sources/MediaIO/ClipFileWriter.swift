@@ -1,4 +1,5 @@
 import CFFmpeg
+import Domain
 
 /// Writes an ordinary, progressive MP4 file with both tracks of a session, for people (players, browsers, mail).
 ///

@@ -2,11 +2,6 @@ import CFFmpeg
 import Domain
 import Timeline
 
-/// What kind of elementary stream a track carries.
-public enum MediaKind: String, Sendable, Codable {
-    case video, audio
-}
-
 /// A Sendable description of one input stream, read once after the input is probed.
 public struct StreamDescription: Sendable, Codable, Equatable {
     public var index: Int

@@ -6,7 +6,7 @@ import Foundation
 public struct SessionLayout: Sendable, Equatable {
     public let root: URL
     public let session: SessionNumber
-    public let trackNames: [MediaTrackRole: String]
+    public let trackNames: [MediaKind: String]
 
     public init(root: URL, session: SessionNumber, videoTrackName: String = "video", audioTrackName: String = "audio") {
         self.root = root
@@ -14,14 +14,14 @@ public struct SessionLayout: Sendable, Equatable {
         self.trackNames = [.video: videoTrackName, .audio: audioTrackName]
     }
 
-    public func trackName(_ role: MediaTrackRole) -> String { trackNames[role] ?? role.rawValue }
+    public func trackName(_ kind: MediaKind) -> String { trackNames[kind] ?? kind.rawValue }
 
     /// Path of the session directory relative to the root: `session_<N>`.
     public var sessionPath: String { "session_\(session)" }
-    public func initPath(_ role: MediaTrackRole) -> String { "\(sessionPath)/\(trackName(role))/\(trackName(role)).init" }
+    public func initPath(_ kind: MediaKind) -> String { "\(sessionPath)/\(trackName(kind))/\(trackName(kind)).init" }
     /// `number` is the segment's 1-based index within the session; files are numbered from 1001 (at least 4 digits).
-    public func segmentPath(_ role: MediaTrackRole, number: Int) -> String {
-        "\(sessionPath)/\(trackName(role))/segment_\(1000 + number).m4s"
+    public func segmentPath(_ kind: MediaKind, number: Int) -> String {
+        "\(sessionPath)/\(trackName(kind))/segment_\(1000 + number).m4s"
     }
     public var clipPath: String { "clips/session_\(session).mp4" }
     /// The session's DASH manifest (CMAF Interface-2).
@@ -38,9 +38,4 @@ public struct SessionLayout: Sendable, Equatable {
                 .filter { $0.hasSuffix(".mp4") }.map { String($0.dropLast(4)) }
         return names.compactMap(SessionNumber.init(folderName:)).max() ?? 0
     }
-}
-
-/// The role of a track in a session.
-public enum MediaTrackRole: String, Sendable, Codable, CaseIterable {
-    case video, audio
 }

@@ -58,7 +58,7 @@ final class SessionWriter {
         files = SegmentFileWriter(root: writesFiles ? layout.root : nil)
         output = FileOutputQueue(name: "pushav-output-\(layout.session)")
         planner = SegmentPlanner(segmentDuration: segmentDuration, chunkDuration: chunkDuration)
-        self.video = try TrackOutput(role: .video, conditioner: video, sourceCodec: videoCodec, start: start,
+        self.video = try TrackOutput(kind: .video, conditioner: video, sourceCodec: videoCodec, start: start,
                                      layout: layout, files: files, output: output, emit: emit,
                                      encryption: encryption, announceHeader: !manifest)
         let ts = self.video.muxer.timeBase
@@ -172,7 +172,7 @@ final class SessionWriter {
             // From what each track recorded of its segments as it wrote them (their boxes, parsed then).
             let tracks = try [video, audio].compactMap { $0 }.map { track in
                 var described = try DASHManifest.Track(
-                    name: layout.trackName(track.role), header: track.header,
+                    name: layout.trackName(track.kind), header: track.header,
                     segments: track.segments.map { .init(start: UInt64($0.baseMediaDecodeTime), duration: UInt64($0.durationTicks)) },
                     byteCount: track.segments.reduce(0) { $0 + $1.bytes })
                 described.defaultKID = encryption?.keyID
@@ -225,7 +225,7 @@ final class SessionWriter {
     /// The audio track is created with its first packet: ADTS re-framing only knows the AudioSpecificConfig then.
     private func audioTrack(_ source: any TrackConditioner) throws -> TrackOutput {
         if let audio { return audio }
-        let track = try TrackOutput(role: .audio, conditioner: source, sourceCodec: audioCodec ?? "unknown",
+        let track = try TrackOutput(kind: .audio, conditioner: source, sourceCodec: audioCodec ?? "unknown",
                                     start: start, layout: layout, files: files, output: output, emit: emit,
                                     encryption: encryption)
         audio = track
@@ -245,9 +245,9 @@ final class SessionWriter {
     private func trackRecord(_ track: TrackOutput) throws -> TrackRecord {
         let scale = Double(track.muxer.timeBase.den) / Double(track.muxer.timeBase.num)
         return TrackRecord(
-            name: layout.trackName(track.role), kind: track.role, codec: track.header.codecString ?? track.sourceCodec,
+            name: layout.trackName(track.kind), kind: track.kind, codec: track.header.codecString ?? track.sourceCodec,
             sourceCodec: track.sourceCodec, transcoded: track.transcoded, timescale: track.timescale,
-            startOffset: Double(track.firstPresentation ?? 0) / scale, init: layout.initPath(track.role),
+            startOffset: Double(track.firstPresentation ?? 0) / scale, init: layout.initPath(track.kind),
             segments: track.segments.map(\.path), segmentDetails: track.segments,
             droppedPackets: track.droppedPackets > 0 ? track.droppedPackets : nil)
     }

@@ -9,7 +9,7 @@ import Timeline
 
 /// One CMAF track of a session being written: its muxer, the open segment's bytes, and the finished segments.
 final class TrackOutput {
-    let role: MediaTrackRole
+    let kind: MediaKind
     let muxer: CMAFTrackMuxer
     let sourceCodec: String
     let transcoded: Bool
@@ -38,14 +38,14 @@ final class TrackOutput {
     private var ivs = CommonEncryption.IVSequence()
 
     init(
-        role: MediaTrackRole, conditioner: any TrackConditioner, sourceCodec: String, start: MediaTime,
+        kind: MediaKind, conditioner: any TrackConditioner, sourceCodec: String, start: MediaTime,
         layout: SessionLayout, files: SegmentFileWriter, output: FileOutputQueue,
         emit: (@Sendable (RecordingEvent) -> Void)?, encryption: CommonEncryption? = nil, announceHeader: Bool = true
     ) throws {
         self.output = output
         self.encryption = encryption
         self.emit = emit
-        self.role = role
+        self.kind = kind
         self.layout = layout
         self.files = files
         self.sourceCodec = sourceCodec
@@ -55,23 +55,23 @@ final class TrackOutput {
         // Keep the video timescale equal to the input's when it is a fine clock (1/15360, 1/90000, …), so every
         // timestamp maps 1:1 and no rounding creeps into segment durations.
         let tb = conditioner.timeBase
-        let timescale: Int32? = role == .video ? (tb.num == 1 && tb.den >= 1000 ? tb.den : 90000) : nil
+        let timescale: Int32? = kind == .video ? (tb.num == 1 && tb.den >= 1000 ? tb.den : 90000) : nil
         let parameters = try conditioner.outputParameters()
-        muxer = try CMAFTrackMuxer(parameters: parameters, kind: role == .video ? .video : .audio, timescale: timescale)
+        muxer = try CMAFTrackMuxer(parameters: parameters, kind: kind, timescale: timescale)
         // An audio track's timescale is its sample rate, so one frame lasts frame-size ticks.
         audioFrameTicks = Int64(parameters.frameSize > 0 ? parameters.frameSize : 1024)
-        header = try CMAFHeader(bytes: muxer.initSegment, fileName: layout.initPath(role))
+        header = try CMAFHeader(bytes: muxer.initSegment, fileName: layout.initPath(kind))
         // With Common Encryption nothing in the clear is written or handed on: the header and every chunk are
         // protected before they leave this type.
         let clearHeader = muxer.initSegment
         headerBytes = try encryption.map { try $0.protectHeader(clearHeader) } ?? clearHeader
-        try files.write(headerBytes, to: layout.initPath(role), on: output)
+        try files.write(headerBytes, to: layout.initPath(kind), on: output)
         if announceHeader { self.announceHeader() }
     }
 
     /// Emits the header event (at creation, unless a DASH manifest has to go first).
     func announceHeader() {
-        emit?(.initSegment(session: layout.session, track: layout.trackName(role), path: layout.initPath(role),
+        emit?(.initSegment(session: layout.session, track: layout.trackName(kind), path: layout.initPath(kind),
                            bytes: headerBytes))
     }
 
@@ -114,12 +114,12 @@ final class TrackOutput {
             // The first chunk of a segment (without chunks, the whole segment) is taken as it is, not copied.
             if openBytes.isEmpty { openBytes = bytes } else { openBytes += bytes }
             openChunks += 1
-            emit?(.chunk(session: layout.session, track: layout.trackName(role), number: 1000 + number, bytes: bytes))
+            emit?(.chunk(session: layout.session, track: layout.trackName(kind), number: 1000 + number, bytes: bytes))
         }
         guard endSegment || final, openSamples > 0 else { return }
-        let path = layout.segmentPath(role, number: number)
+        let path = layout.segmentPath(kind, number: number)
         try files.write(openBytes, to: path, on: output)
-        emit?(.segmentFinished(session: layout.session, track: layout.trackName(role), number: 1000 + number,
+        emit?(.segmentFinished(session: layout.session, track: layout.trackName(kind), number: 1000 + number,
                                path: path, bytes: openBytes))
         // Report what the boxes say, not what we asked for: the muxer derives sample durations from decode-time
         // deltas, so the file is the only truth about a segment's start and length.
