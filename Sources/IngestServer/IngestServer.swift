@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdHTTP2
 import HummingbirdTLS
+import Ingest
 import Logging
 import NIOCore
 import NIOSSL
@@ -95,7 +96,8 @@ public struct IngestServer: Sendable {
             } catch {
                 return Self.text(.contentTooLarge, "body exceeds \(limit) bytes")
             }
-            let answer = store.accept(path: path, body: Array(buffer: body))
+            // Validation, fsync and rename block: off the cooperative pool, which every handler shares.
+            let answer = try await BlockingIO.run { store.accept(path: path, body: Array(buffer: body)) }
             logger.info("\(request.method) \(path) → \(answer.status)", metadata: ["message": "\(answer.message)"])
             // 204 must not carry a body (clients would read it as the next response on the connection).
             if answer.status == 204 { return Response(status: .noContent) }
@@ -104,18 +106,21 @@ public struct IngestServer: Sendable {
         router.put("**", use: upload)
         router.post("**", use: upload)
         router.get("/sessions") { _, _ -> Response in
-            let data = try JSONEncoder().encode(store.sessions())
+            let data = try JSONEncoder().encode(try await BlockingIO.run { store.sessions() })
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
         }
         router.get("/") { _, _ -> Response in
-            Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
-                     body: .init(byteBuffer: ByteBuffer(string: Self.page(store.sessions()))))
+            let sessions = try await BlockingIO.run { store.sessions() }
+            return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(string: Self.page(sessions))))
         }
         // /media/<session path>/<track>.mp4: header + segments concatenated, playable by a <video> element.
         router.get("/media/**") { request, _ -> Response in
             var components = request.uri.path.split(separator: "/").map(String.init)
-            guard components.count >= 3, components.removeFirst() == "media", let file = components.popLast(), file.hasSuffix(".mp4"),
-                  let bytes = store.playableTrack(sessionPath: components.joined(separator: "/"), track: String(file.dropLast(4)))
+            guard components.count >= 3, components.removeFirst() == "media", let file = components.popLast(), file.hasSuffix(".mp4")
+            else { return Self.text(.notFound, "no such track") }
+            let sessionPath = components.joined(separator: "/"), track = String(file.dropLast(4))
+            guard let bytes = try await BlockingIO.run({ store.playableTrack(sessionPath: sessionPath, track: track) })
             else { return Self.text(.notFound, "no such track") }
             return Response(status: .ok, headers: [.contentType: "video/mp4"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }

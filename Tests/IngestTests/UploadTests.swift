@@ -193,7 +193,11 @@ func expectInOrder(_ paths: [String], sourceLocation: SourceLocation = #_sourceL
         expectDelivered(media, under: root)
         expectInOrder(endpoint.storedPaths)
         let streamed = endpoint.arrivals.filter { $0.path.hasSuffix("segment_1001.m4s") }
-        #expect(streamed.count == 1, "streamed once, not re-sent from the spool: \(streamed)")
+        #expect(streamed.first?.status == 201, "\(streamed)")
+        // Streamed once, not sent again from the spool once the live PUT was answered. A live PUT may still go
+        // unanswered within its deadline on a loaded machine (the ingest stored it, the answer came too late): that
+        // one is an attempt the uploader retries from the spool, at least once, and counts in `retries`.
+        #expect(streamed.count - 1 <= summary.retries, "sent again without a failed attempt: \(streamed), \(summary)")
         await server.stop()
     }
 }
