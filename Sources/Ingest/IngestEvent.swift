@@ -5,11 +5,11 @@ import Foundation
 /// this module needs no FFmpeg).
 public enum IngestEvent: Sendable {
     /// A track's CMAF header.
-    case header(session: SessionNumber, track: String, bytes: [UInt8])
+    case header(session: SessionNumber, track: TrackName, bytes: [UInt8])
     /// One CMAF chunk of the open segment `number`, as soon as it is cut (low-latency streaming).
-    case chunk(session: SessionNumber, track: String, number: Int, bytes: [UInt8])
+    case chunk(session: SessionNumber, track: TrackName, number: Int, bytes: [UInt8])
     /// Segment `number` is complete: all its bytes.
-    case segment(session: SessionNumber, track: String, number: Int, bytes: [UInt8])
+    case segment(session: SessionNumber, track: TrackName, number: Int, bytes: [UInt8])
     /// The session's DASH manifest (Interface-2): dynamic before its first header, static (`isFinal`) after its last
     /// segment.
     case manifest(session: SessionNumber, isFinal: Bool, bytes: [UInt8])

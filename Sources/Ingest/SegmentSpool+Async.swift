@@ -23,11 +23,11 @@ extension SegmentSpool {
         try await BlockingIO.run { try self.finishSession(session, connection: connection) }
     }
 
-    public func nextPending(connection: String, track: String) async throws -> SpoolEntry? {
+    public func nextPending(connection: String, track: TrackName) async throws -> SpoolEntry? {
         try await BlockingIO.run { try self.nextPending(connection: connection, track: track) }
     }
 
-    public func tracks(connection: String) async throws -> [String] {
+    public func tracks(connection: String) async throws -> [TrackName] {
         try await BlockingIO.run { try self.tracks(connection: connection) }
     }
 
@@ -104,7 +104,7 @@ extension SegmentSpool {
         try await BlockingIO.run { try self.sessionDelivery(session, owner: owner) }
     }
 
-    public func keepRecent(_ session: SessionNumber, connection: String, track: String, started: Date, owner: String? = nil) async throws {
+    public func keepRecent(_ session: SessionNumber, connection: String, track: TrackName, started: Date, owner: String? = nil) async throws {
         try await BlockingIO.run { try self.keepRecent(session, connection: connection, track: track, started: started, owner: owner) }
     }
 

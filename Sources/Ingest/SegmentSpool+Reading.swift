@@ -9,7 +9,7 @@ import Synchronization
 // delivered, statistics.
 extension SegmentSpool {
     /// The oldest undelivered object of `track`, in upload order (session, header, segment number).
-    public func nextPending(connection: String, track: String) throws -> SpoolEntry? {
+    public func nextPending(connection: String, track: TrackName) throws -> SpoolEntry? {
         try database.read { db in
             try Row.fetchOne(db, sql: """
                 SELECT * FROM object WHERE connection = ? AND track = ? AND delivered = 0
@@ -39,9 +39,9 @@ extension SegmentSpool {
     }
 
     /// Tracks with anything spooled for `connection` (replayed at start-up).
-    public func tracks(connection: String) throws -> [String] {
+    public func tracks(connection: String) throws -> [TrackName] {
         try database.read { db in
-            try String.fetchAll(db, sql: "SELECT DISTINCT track FROM object WHERE connection = ? AND delivered = 0 ORDER BY track",
+            try TrackName.fetchAll(db, sql: "SELECT DISTINCT track FROM object WHERE connection = ? AND delivered = 0 ORDER BY track",
                                 arguments: [connection])
         }
     }

@@ -12,7 +12,7 @@ extension SegmentSpool {
     /// status page plays them, instead of a second copy being written. Call when the session begins, before any of its
     /// objects is stored. No thumbnail is stored: one is made from the kept track when asked for (``recentFiles``),
     /// which writes nothing (the `thumbnail` column only holds what spools before that stored).
-    public func keepRecent(_ session: SessionNumber, connection: String, track: String, started: Date, owner: String? = nil) throws {
+    public func keepRecent(_ session: SessionNumber, connection: String, track: TrackName, started: Date, owner: String? = nil) throws {
         try database.write { db in
             try db.execute(sql: """
                 INSERT OR REPLACE INTO recent (connection, session, track, owner, started) VALUES (?, ?, ?, ?, ?)
@@ -78,7 +78,7 @@ extension SegmentSpool {
             guard let row = try Row.fetchOne(db, sql: "SELECT connection, track FROM recent WHERE owner = ? AND session = ?",
                                              arguments: [owner, session]) else { return nil }
             let connection: String = row["connection"]
-            let track: String = row["track"]
+            let track: TrackName = row["track"]
             let objects = try Row.fetchAll(db, sql: """
                 SELECT number, bytes FROM object WHERE connection = ? AND session = ? AND track = ? ORDER BY number
                 """, arguments: [connection, session, track])

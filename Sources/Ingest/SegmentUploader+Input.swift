@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Domain
 import Foundation
 import Logging
 import Metrics

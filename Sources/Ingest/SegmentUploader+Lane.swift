@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Domain
 import Foundation
 import Logging
 import NIOCore
@@ -25,7 +26,7 @@ extension SegmentUploader {
 
     /// One track's lane: its retry state machine and the header it must send again before the next segment.
     struct Lane {
-        let track: String
+        let track: TrackName
         var machine: UploadStateMachine
         var random = SystemRandomNumberGenerator()
         /// Set when a 412 said the ingest lost the session's header: sent before anything else of the track.
@@ -34,7 +35,7 @@ extension SegmentUploader {
     }
 
     /// One track: strictly in order, never blocked by another track.
-    func runLane(track: String) async {
+    func runLane(track: TrackName) async {
         let (wakeups, waker) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         shared.withLock { $0.wakers[track] = waker }
         var lane = Lane(track: track, machine: UploadStateMachine(policy: policy), wakeups: wakeups.makeAsyncIterator())

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Domain
 import Foundation
 import Logging
 import Metrics
@@ -66,8 +67,8 @@ public final class SegmentUploader: Sendable {
     let client: HTTPClient
     public let logger: Logger
     let shared = Mutex(Shared())
-    let newTracks: AsyncStream<String>
-    let newTracksContinuation: AsyncStream<String>.Continuation
+    let newTracks: AsyncStream<TrackName>
+    let newTracksContinuation: AsyncStream<TrackName>.Continuation
     let retriesCounter: Counter
     let deliveredCounter: Counter
     let failedGauge: Gauge
@@ -79,12 +80,12 @@ public final class SegmentUploader: Sendable {
     public static let lostObjectsNamed = 10
 
     struct Shared {
-        var tracks: Set<String> = []
-        var wakers: [String: AsyncStream<Void>.Continuation] = [:]
-        var live: [String: LiveSegment] = [:]
+        var tracks: Set<TrackName> = []
+        var wakers: [TrackName: AsyncStream<Void>.Continuation] = [:]
+        var live: [TrackName: LiveSegment] = [:]
         /// Streamed successfully before the spool finished writing them; marked delivered when they appear there.
         var deliveredLive: Set<UploadObject> = []
-        var lastDelivered: [String: UploadObject] = [:]
+        var lastDelivered: [TrackName: UploadObject] = [:]
         var draining = false
         /// The spool's waiting tracks have their lanes (``registerSpooledTracks()``).
         var spooledTracksRegistered = false
@@ -133,7 +134,7 @@ public final class SegmentUploader: Sendable {
         // a minute after about 30 failures, delaying recovery from a long outage by up to that long.
         configuration.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        (newTracks, newTracksContinuation) = AsyncStream.makeStream(of: String.self)
+        (newTracks, newTracksContinuation) = AsyncStream.makeStream(of: TrackName.self)
         let dimensions = UploadDestination.metricDimensions(ofKey: endpoint.connection)
         retriesCounter = Counter(label: "pushav_upload_retries_total", dimensions: dimensions)
         deliveredCounter = Counter(label: "pushav_upload_delivered_total", dimensions: dimensions)
@@ -196,7 +197,7 @@ public final class SegmentUploader: Sendable {
         }
     }
 
-    func registerTrack(_ track: String) {
+    func registerTrack(_ track: TrackName) {
         let isNew = shared.withLock { shared -> Bool in
             guard !shared.tracks.contains(track) else { return false }
             shared.tracks.insert(track)
@@ -216,7 +217,7 @@ public final class SegmentUploader: Sendable {
         for waker in wakers { waker.yield() }
     }
 
-    func wake(_ track: String) {
+    func wake(_ track: TrackName) {
         _ = shared.withLock { $0.wakers[track] }?.yield()
     }
 
@@ -288,7 +289,7 @@ public final class SegmentUploader: Sendable {
         logger.notice("authentication accepted again", metadata: ["connection": "\(endpoint.connection)", "url": "\(endpoint.url)"])
     }
 
-    func budgetSpent(track: String, reason: String) {
+    func budgetSpent(track: TrackName, reason: String) {
         shared.withLock {
             $0.failure = "track \(track): retry budget spent: \(reason)"
             $0.noteProblem($0.failure!)
@@ -298,7 +299,7 @@ public final class SegmentUploader: Sendable {
 
     /// Counts and logs a spool read failure and carries out `decision` (a retry after its backoff, or giving up).
     /// False when the lane must stop.
-    func spoolReadFailed(track: String, decision: UploadDecision, error: any Error) async -> Bool {
+    func spoolReadFailed(track: TrackName, decision: UploadDecision, error: any Error) async -> Bool {
         spoolReadFailuresCounter.increment()
         shared.withLock { $0.noteProblem("spool read failed: \(error)") }
         switch decision {
@@ -320,7 +321,7 @@ public final class SegmentUploader: Sendable {
 
     /// A live segment may be streamed only when it directly follows what this track delivered last. Its body is
     /// made under the lock that ``handle(_:)`` uses to finish it, so a failed spool write sees whether it streams.
-    func claimStreamableLiveSegment(track: String) -> (LiveSegment, AsyncThrowingStream<ByteBuffer, any Error>)? {
+    func claimStreamableLiveSegment(track: TrackName) -> (LiveSegment, AsyncThrowingStream<ByteBuffer, any Error>)? {
         shared.withLock { shared in
             guard let live = shared.live[track], !live.wasStreamed,
                   let predecessor = live.object.predecessor, shared.lastDelivered[track] == predecessor

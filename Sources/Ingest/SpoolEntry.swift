@@ -31,7 +31,7 @@ public struct RecentRecording: Sendable, Hashable {
     public var owner: String
     public var session: SessionNumber
     /// The track kept (the video's).
-    public var track: String
+    public var track: TrackName
     public var started: Date
     public var ended: Date?
     public var endReason: String?

@@ -7,22 +7,22 @@ public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConverti
     public static let firstSegmentNumber = 1001
 
     public var session: SessionNumber
-    public var track: String
+    public var track: TrackName
     /// 0 for the CMAF header (`<track>.init`), else the segment number (1001, 1002, …).
     public var number: Int
 
-    public init(session: SessionNumber, track: String, number: Int) {
+    public init(session: SessionNumber, track: TrackName, number: Int) {
         self.session = session
         self.track = track
         self.number = number
     }
 
-    public static func header(session: SessionNumber, track: String) -> UploadObject {
+    public static func header(session: SessionNumber, track: TrackName) -> UploadObject {
         UploadObject(session: session, track: track, number: 0)
     }
 
     /// The lane of a session's DASH manifests (CMAF Interface-2): no track name is empty.
-    public static let manifestTrack = ""
+    public static let manifestTrack: TrackName = ""
 
     /// `session_<N>/index.mpd`: the dynamic manifest (uploaded before the session's first header) or the static one
     /// (after its last segment). Both go to the same path; the spool keeps them apart.
@@ -65,13 +65,13 @@ public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConverti
         if file.hasPrefix("segment_"), file.hasSuffix(".m4s") {
             let digits = file.dropFirst(8).dropLast(4)
             guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit), let number = Int(digits), number > 0 else { return nil }
-            object = UploadObject(session: session, track: components[1..<(components.count - 1)].joined(separator: "/"),
+            object = UploadObject(session: session, track: TrackName(components[1..<(components.count - 1)].joined(separator: "/")),
                                   number: number)
         } else {
             // `<track>/<track>.init`: the track is the first half (a track name may hold a `/`).
             let rest = Array(components.dropFirst().joined(separator: "/").utf8)
             guard rest.count > 7, (rest.count - 6) % 2 == 0 else { return nil }
-            object = .header(session: session, track: String(decoding: rest.prefix((rest.count - 6) / 2), as: UTF8.self))
+            object = .header(session: session, track: TrackName(String(decoding: rest.prefix((rest.count - 6) / 2), as: UTF8.self)))
         }
         guard !object.track.isEmpty else { return nil }
         // Exactly the name this object is kept under (a header's file is named after its track).
@@ -100,8 +100,8 @@ public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConverti
     /// ``relativePath`` as it goes into the PUT URL: the track name percent-encoded (it may hold a space).
     public var urlPath: String {
         if isManifest { return relativePath }
-        let file = isHeader ? "\(percentEncodedPathSegment(track)).init" : "segment_\(Self.padded(number)).m4s"
-        return "session_\(session)/\(percentEncodedPathSegment(track))/\(file)"
+        let file = isHeader ? "\(percentEncodedPathSegment(track.rawValue)).init" : "segment_\(Self.padded(number)).m4s"
+        return "session_\(session)/\(percentEncodedPathSegment(track.rawValue))/\(file)"
     }
 
     public var contentType: String {
@@ -187,7 +187,7 @@ public struct IngestPath: Hashable, Sendable {
             throw .layout("'\(file)' is neither \(track).init nor segment_<NNNN>.m4s")
         }
         return IngestPath(prefix: Array(components.dropLast(3)),
-                          object: UploadObject(session: session, track: track, number: number))
+                          object: UploadObject(session: session, track: TrackName(track), number: number))
     }
 
     /// The path relative to the receiver's root.

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Ingest
 
@@ -25,9 +26,9 @@ public struct StrictIngestRules: Sendable, Hashable {
     /// for the root): the CSA server's expected track name of a stream (`POST /streams/{id}/trackName`, which the
     /// TC-PAVSTI scripts set), as a set so a transport with video and audio can be expected whole. A stream without
     /// an entry takes any name.
-    public var expectedTrackNames: [String: Set<String>]
+    public var expectedTrackNames: [String: Set<TrackName>]
 
-    public init(interface: Interface, expectedTrackNames: [String: Set<String>] = [:]) {
+    public init(interface: Interface, expectedTrackNames: [String: Set<TrackName>] = [:]) {
         self.interface = interface
         self.expectedTrackNames = expectedTrackNames
     }
@@ -37,7 +38,7 @@ public struct StrictIngestRules: Sendable, Hashable {
         if !path.object.isManifest, let expected = expectedTrackNames[path.prefix.joined(separator: "/")],
            !expected.contains(path.object.track) {
             // The CSA server's words, so a log reads the same from either.
-            return "Track name mismatch: \(path.object.track) != \(expected.sorted().joined(separator: " or ")), "
+            return "Track name mismatch: \(path.object.track) != \(expected.sorted().map(\.rawValue).joined(separator: " or ")), "
                 + "must match TrackName provided in ContainerOptions"
         }
         return layoutProblem(path, body: body, root: root)

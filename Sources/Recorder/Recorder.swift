@@ -76,8 +76,7 @@ public struct RecordingOptions: Sendable {
     /// nil or zero: no chunks (Matter ChunkDuration 0).
     public var chunkDuration: MediaTime? = nil
     public var includeAudio = true
-    public var videoTrackName = "video"
-    public var audioTrackName = "audio"
+    public var trackNames = TrackNames()
     public var writeClips = true
     /// CMAF Interface-2 DASH: write (and emit) each session's `index.mpd`.
     public var dashManifest = false
@@ -129,8 +128,8 @@ public struct RecordingOptions: Sendable {
 
     /// The sessions' format where a policy has none of its own.
     public var sessionFormat: SessionFormat {
-        SessionFormat(segmentDuration: segmentDuration, chunkDuration: chunkDuration, videoTrackName: videoTrackName,
-                      audioTrackName: audioTrackName, includeAudio: true, writeClips: writeClips,
+        SessionFormat(segmentDuration: segmentDuration, chunkDuration: chunkDuration, trackNames: trackNames,
+                      includeAudio: true, writeClips: writeClips,
                       dashManifest: dashManifest, encryption: encryption)
     }
 

@@ -115,8 +115,7 @@ public struct SessionFormat: Sendable, Hashable {
     public var segmentDuration: MediaTime
     /// nil: no chunks.
     public var chunkDuration: MediaTime?
-    public var videoTrackName: String
-    public var audioTrackName: String
+    public var trackNames: TrackNames
     public var includeAudio: Bool
     public var writeClips: Bool
     /// CMAF Interface-2 DASH: each session gets `index.mpd` (dynamic before its headers, static after its last segment).
@@ -132,8 +131,8 @@ public struct SessionFormat: Sendable, Hashable {
     /// thumbnail would show in the clear what the transport encrypts.
     public var thumbnails: Bool
 
-    public init(segmentDuration: MediaTime, chunkDuration: MediaTime?, videoTrackName: String = "video",
-                audioTrackName: String = "audio", includeAudio: Bool = true, writeClips: Bool = false,
+    public init(segmentDuration: MediaTime, chunkDuration: MediaTime?, trackNames: TrackNames = TrackNames(),
+                includeAudio: Bool = true, writeClips: Bool = false,
                 dashManifest: Bool = false, encryption: CommonEncryption? = nil, writesSegmentFiles: Bool = true,
                 thumbnails: Bool = false) {
         self.writesSegmentFiles = writesSegmentFiles
@@ -142,8 +141,7 @@ public struct SessionFormat: Sendable, Hashable {
         self.encryption = encryption
         self.segmentDuration = segmentDuration
         self.chunkDuration = chunkDuration
-        self.videoTrackName = videoTrackName
-        self.audioTrackName = audioTrackName
+        self.trackNames = trackNames
         self.includeAudio = includeAudio
         self.writeClips = writeClips
     }

@@ -6,11 +6,11 @@ import Domain
 public enum RecordingEvent: Sendable {
     case sessionStarted(session: SessionNumber, start: Double)
     /// A track's CMAF header, written to `path` (relative to the output directory).
-    case initSegment(session: SessionNumber, track: String, path: String, bytes: [UInt8])
+    case initSegment(session: SessionNumber, track: TrackName, path: String, bytes: [UInt8])
     /// One CMAF chunk (moof + mdat, with its prft) of the open segment `number` (1001, 1002, …), as soon as it is cut.
-    case chunk(session: SessionNumber, track: String, number: Int, bytes: [UInt8])
+    case chunk(session: SessionNumber, track: TrackName, number: Int, bytes: [UInt8])
     /// Segment `number` is complete and written to `path`; `bytes` is the whole segment (all its chunks).
-    case segmentFinished(session: SessionNumber, track: String, number: Int, path: String, bytes: [UInt8])
+    case segmentFinished(session: SessionNumber, track: TrackName, number: Int, path: String, bytes: [UInt8])
     /// The session's DASH manifest (CMAF Interface-2 only), written to `path` (`session_<N>/index.mpd`): the
     /// dynamic one before the session's first header, the static one after its last segment.
     case manifest(session: SessionNumber, isFinal: Bool, path: String, bytes: [UInt8])

@@ -184,7 +184,7 @@ public struct SessionRecord: Codable, Sendable {
 
 /// One CMAF track of a session.
 public struct TrackRecord: Codable, Sendable {
-    public var name: String
+    public var name: TrackName
     public var kind: MediaKind
     /// RFC 6381 codec string read back from the written init segment (`avc1.4d401f`, `mp4a.40.2`, …).
     public var codec: String

@@ -6,15 +6,15 @@ import Foundation
 public struct SessionLayout: Sendable, Equatable {
     public let root: URL
     public let session: SessionNumber
-    public let trackNames: [MediaKind: String]
+    public let trackNames: TrackNames
 
-    public init(root: URL, session: SessionNumber, videoTrackName: String = "video", audioTrackName: String = "audio") {
+    public init(root: URL, session: SessionNumber, trackNames: TrackNames = TrackNames()) {
         self.root = root
         self.session = session
-        self.trackNames = [.video: videoTrackName, .audio: audioTrackName]
+        self.trackNames = trackNames
     }
 
-    public func trackName(_ kind: MediaKind) -> String { trackNames[kind] ?? kind.rawValue }
+    public func trackName(_ kind: MediaKind) -> TrackName { trackNames[kind] }
 
     /// Path of the session directory relative to the root: `session_<N>`.
     public var sessionPath: String { "session_\(session)" }

@@ -20,8 +20,7 @@ struct SessionSettings {
     func makeWriter(session: SessionNumber, start: MediaTime, policy: ClipPolicy) throws -> SessionWriter {
         let format = policy.format ?? options.sessionFormat
         return try SessionWriter(
-            layout: SessionLayout(root: policy.output, session: session, videoTrackName: format.videoTrackName,
-                                  audioTrackName: format.audioTrackName),
+            layout: SessionLayout(root: policy.output, session: session, trackNames: format.trackNames),
             start: start, video: video, videoCodec: videoCodec, frameRate: frameRate,
             audio: format.includeAudio ? audio : nil, audioCodec: format.includeAudio ? audioCodec : nil,
             segmentDuration: format.segmentDuration, chunkDuration: format.chunkDuration,

@@ -71,10 +71,10 @@ final class SessionWriter {
             // The dynamic MPD goes before any header: the audio header is written with the first audio packet, so
             // its track is described from the stream's parameters (the static MPD reads it back from the header).
             // Nothing is measured yet: the bandwidth is each stream's nominal bit rate (1 when the input gives none).
-            var tracks = [try DASHManifest.Track(name: layout.trackName(.video), header: self.video.header,
+            var tracks = [try DASHManifest.Track(name: layout.trackName(.video).rawValue, header: self.video.header,
                                                  fallbackBandwidth: (try? video.outputParameters().bitRate) ?? 1)]
             if let audio, let parameters = try? audio.outputParameters(), let codecs = parameters.audioCodecString {
-                tracks.append(DASHManifest.Track(name: layout.trackName(.audio), contentType: .audio, codecs: codecs,
+                tracks.append(DASHManifest.Track(name: layout.trackName(.audio).rawValue, contentType: .audio, codecs: codecs,
                                                  timescale: UInt32(max(1, parameters.sampleRate)),
                                                  bandwidth: parameters.bitRate ?? 1,
                                                  sampleRate: parameters.sampleRate, channels: parameters.channelCount))
@@ -172,7 +172,7 @@ final class SessionWriter {
             // From what each track recorded of its segments as it wrote them (their boxes, parsed then).
             let tracks = try [video, audio].compactMap { $0 }.map { track in
                 var described = try DASHManifest.Track(
-                    name: layout.trackName(track.kind), header: track.header,
+                    name: layout.trackName(track.kind).rawValue, header: track.header,
                     segments: track.segments.map { .init(start: UInt64($0.baseMediaDecodeTime), duration: UInt64($0.durationTicks)) },
                     byteCount: track.segments.reduce(0) { $0 + $1.bytes })
                 described.defaultKID = encryption?.keyID

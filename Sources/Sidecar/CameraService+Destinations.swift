@@ -142,7 +142,7 @@ extension CameraService {
         // recent recording) and the page plays that. An encrypted transport keeps none (it would play in the clear).
         format.writeClips = false
         let keepsRecent = format.encryption == nil
-        let videoTrack = format.videoTrackName
+        let videoTrack = format.trackNames.video
         let spool = self.spool
         // The picture at each trigger for the status page; none for an encrypted transport, for the same reason.
         format.thumbnails = format.encryption == nil

@@ -1,16 +1,5 @@
+import Domain
 import Foundation
-
-/// The CMAF track names a transport's recordings are written and uploaded under
-/// (`session_<N>/<track>/<track>.init`, `…/segment_<NNNN>.m4s`).
-public struct TransportTrackNames: Sendable, Hashable {
-    public var video: String
-    public var audio: String
-
-    public init(video: String = "video", audio: String = "audio") {
-        self.video = video
-        self.audio = audio
-    }
-}
 
 extension TransportOptionsStruct {
     /// The track names of this transport, checked the way the cluster checks them — 1…16 bytes
@@ -31,7 +20,7 @@ extension TransportOptionsStruct {
     /// `track_name`, which TC-PAVSTI-1.2 sets to "media" while allocating video *and* audio) therefore cannot accept
     /// the audio of such a transport under any name; it accepts the video. Matter 1.5.1 replaced `TrackName` with
     /// per-stream names for this reason.
-    public func trackNames() throws(TransportCommandError) -> TransportTrackNames {
+    public func trackNames() throws(TransportCommandError) -> TrackNames {
         let cmaf = containerOptions.cmafContainerOptions
         let named = cmaf?.trackName.flatMap(Self.nameOrBlank)
         let video = videoStreams?.first?.videoStreamName ?? named ?? "video"
@@ -43,7 +32,7 @@ extension TransportOptionsStruct {
         guard video != audio else {
             throw .cluster(.invalidStream, "\(videoField): audio and video tracks are both named \"\(video)\"")
         }
-        return TransportTrackNames(video: video, audio: audio)
+        return TrackNames(video: TrackName(video), audio: TrackName(audio))
     }
 
     /// A CMAF TrackName of spaces only is no name (the certification scripts' default " "): nil. Anything else, the

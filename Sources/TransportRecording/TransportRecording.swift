@@ -83,8 +83,7 @@ extension RecordingOptions {
         chunkDuration = cmaf.chunkDuration > 0 ? .milliseconds(Int64(cmaf.chunkDuration)) : nil
         self.zones = zones
         reportSensitivity = policy.motionFilter.zones.map(\.sensitivity).max() ?? policy.motionFilter.sensitivity
-        videoTrackName = names.video
-        audioTrackName = names.audio
+        trackNames = names
         dashManifest = cmaf.cmafInterface == .interface2DASH
         if let key = cmaf.cencKey, let keyID = cmaf.cencKeyID {
             do {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Domain
 import Foundation
 import Hummingbird
 import IngestServer
@@ -67,8 +68,8 @@ struct ReceiveCommand: AsyncParsableCommand {
     var verbose = false
 
     /// `--expect-track` as prefix → names.
-    func expectedTrackNames() throws -> [String: Set<String>] {
-        var expected: [String: Set<String>] = [:]
+    func expectedTrackNames() throws -> [String: Set<TrackName>] {
+        var expected: [String: Set<TrackName>] = [:]
         for entry in expectTrack {
             guard let equals = entry.firstIndex(of: "=") else {
                 throw ValidationError("--expect-track: PREFIX=NAME[,NAME…], got \"\(entry)\"")
@@ -78,7 +79,7 @@ struct ReceiveCommand: AsyncParsableCommand {
             guard !names.isEmpty, names.allSatisfy({ !$0.isEmpty && !$0.contains("/") }) else {
                 throw ValidationError("--expect-track: names are one path segment each, got \"\(entry)\"")
             }
-            expected[prefix, default: []].formUnion(names)
+            expected[prefix, default: []].formUnion(names.map(TrackName.init(rawValue:)))
         }
         return expected
     }

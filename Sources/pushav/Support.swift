@@ -92,7 +92,7 @@ enum ReportFile {
             lines.append(head)
             for t in s.tracks {
                 let total = t.segmentDetails.map(\.duration).reduce(0, +)
-                lines.append(String(format: "  %@ %@%@: %d segment(s), %.3f s, timescale %d, init %@", t.name, t.codec,
+                lines.append(String(format: "  %@ %@%@: %d segment(s), %.3f s, timescale %d, init %@", t.name.rawValue, t.codec,
                                     t.transcoded ? " (transcoded from \(t.sourceCodec))" : "", t.segments.count, total,
                                     t.timescale, "\(directory)/\(t.`init`)"))
             }

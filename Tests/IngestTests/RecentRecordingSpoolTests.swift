@@ -7,7 +7,7 @@ import TestSupport
 /// Recent recordings in the spool: a kept session's track stays on disk once delivered (the page plays it, no second
 /// copy), across a reopen, bounded by bytes and sessions, oldest first; space for undelivered objects always wins.
 @Suite struct RecentRecordingSpoolTests {
-    static func object(_ session: SessionNumber, _ number: Int, track: String = "video") -> UploadObject {
+    static func object(_ session: SessionNumber, _ number: Int, track: TrackName = "video") -> UploadObject {
         UploadObject(session: session, track: track, number: number)
     }
 

@@ -1,13 +1,14 @@
 import AsyncHTTPClient
 import CMAF
+import Domain
 import Foundation
 import IngestServer
 import NIOCore
 import NIOHTTP1
 import NIOSSL
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// A running `pushav serve` with one camera, an HTTP client for its API, and a watch on its log.
 struct Serve {
@@ -414,7 +415,7 @@ struct ServeIngest {
     let endpoint: ScriptedEndpoint
 
     init(_ label: String = #function, strict: StrictIngestRules.Interface? = .cmafIngest, addresses: [String] = [],
-         expectedTrackNames: [String: Set<String>] = [:]) async throws {
+         expectedTrackNames: [String: Set<TrackName>] = [:]) async throws {
         directory = try Fixtures.scratchDirectory(label)
         pki = try await TestPKI.make(in: directory.appendingPathComponent("pki"), addresses: addresses)
         root = directory.appendingPathComponent("received")
@@ -463,7 +464,7 @@ struct ServeScenario {
     /// directory removed in every case.
     static func run(
         _ label: String = #function, media: String = ServeEndToEndTests.media, source: String? = nil, camera: String = "",
-        strict: StrictIngestRules.Interface = .cmafIngest, expectedTrackNames: [String: Set<String>] = [:],
+        strict: StrictIngestRules.Interface = .cmafIngest, expectedTrackNames: [String: Set<TrackName>] = [:],
         diagnostics: () -> String = { "" }, sourceLocation: SourceLocation = #_sourceLocation,
         _ body: (ServeScenario) async throws -> Void
     ) async throws {

@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Hummingbird
 import HummingbirdTLS
@@ -72,7 +73,7 @@ final class ScriptedEndpoint: Sendable {
 
     /// `strict`: the CSA test server's strict-mode rules on top (see ``StrictIngestRules``), with the track names each
     /// stream prefix may use.
-    init(root: URL, strict: StrictIngestRules.Interface? = nil, expectedTrackNames: [String: Set<String>] = [:]) {
+    init(root: URL, strict: StrictIngestRules.Interface? = nil, expectedTrackNames: [String: Set<TrackName>] = [:]) {
         store = IngestStore(root: root, strict: strict.map { StrictIngestRules(interface: $0, expectedTrackNames: expectedTrackNames) })
     }
 

@@ -60,7 +60,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: directory) }
         let spool = try SegmentSpool(directory: directory, logger: .quiet)
         for session in SessionNumber(1)...3 {
-            for track in ["video", "audio"] {
+            for track: TrackName in ["video", "audio"] {
                 try spool.store(SpoolObjectBytes.whole(.header(session: session, track: track), [1]), for: .header(session: session, track: track), connection: "c")
                 try spool.store(SpoolObjectBytes.whole(UploadObject(session: session, track: track, number: 1001), [2, 3]), for: UploadObject(session: session, track: track, number: 1001), connection: "c")
             }

@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 @Suite struct SegmentSpoolTests {
-    func object(_ session: SessionNumber, _ number: Int, track: String = "video") -> UploadObject {
+    func object(_ session: SessionNumber, _ number: Int, track: TrackName = "video") -> UploadObject {
         UploadObject(session: session, track: track, number: number)
     }
 

@@ -15,7 +15,7 @@ import TransportModel
         let begins = Mutex<[RecordingTrigger]>([])
         let ends = Mutex<[SessionRecord]>([])
         let ended = Mutex<[SessionNumber]>([])
-        let tracks = Mutex<Set<String>>([])
+        let tracks = Mutex<Set<TrackName>>([])
         let next: Mutex<SessionNumber>
         let refuse: Bool
 
@@ -53,8 +53,8 @@ import TransportModel
         let options = Self.options(output: output)
         var policy = ClipPolicy(trigger: .continuous, maxPreRoll: .zero, output: output)
         policy.hooks = log.hooks
-        policy.format = SessionFormat(segmentDuration: .milliseconds(2000), chunkDuration: nil, videoTrackName: "cam-v",
-                                      audioTrackName: "cam-a", includeAudio: false)
+        policy.format = SessionFormat(segmentDuration: .milliseconds(2000), chunkDuration: nil,
+                                      trackNames: TrackNames(video: "cam-v", audio: "cam-a"), includeAudio: false)
         options.control!.publish(7, policy)
         let report = try await Recorder.record(input: Fixtures.media("a_720p30_h264_main.mp4").path, options: options)
         #expect(log.begins.withLock { $0 } == [.continuous])

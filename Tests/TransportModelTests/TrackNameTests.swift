@@ -1,3 +1,4 @@
+import Domain
 import Foundation
 import Testing
 import TransportModel
@@ -6,7 +7,7 @@ import TransportModel
 @Suite("Track names")
 struct TrackNameTests {
     enum Expected: Sendable {
-        case names(TransportTrackNames)
+        case names(TrackNames)
         case refused(TransportStatus)
     }
 
@@ -59,7 +60,7 @@ struct AllocatedTrackNameTests {
         let stored = try #require(allocated.transportOptions)
         #expect(stored.videoStreams?.map(\.videoStreamName) == [video])
         #expect(stored.audioStreams?.map(\.audioStreamName) == ["audio"])
-        #expect(try stored.trackNames() == TransportTrackNames(video: video, audio: "audio"))
+        #expect(try stored.trackNames() == TrackNames(video: TrackName(video), audio: "audio"))
     }
 
     @Test func namedStreamsKeepTheirNames() async throws {
@@ -69,6 +70,6 @@ struct AllocatedTrackNameTests {
         options.videoStreams = [VideoStreamStruct(videoStreamName: "front", videoStreamID: videoStreamID)]
         options.audioStreams = [AudioStreamStruct(audioStreamName: "mic", audioStreamID: audioStreamID)]
         let stored = try #require(try await server.allocatePushTransport(options, fabric: fabric1).transportOptions)
-        #expect(try stored.trackNames() == TransportTrackNames(video: "front", audio: "mic"))
+        #expect(try stored.trackNames() == TrackNames(video: "front", audio: "mic"))
     }
 }
