@@ -1,10 +1,40 @@
-/// What started a recording, as the recorder reports it to the cluster (which turns it into PushTransportBegin's
-/// TriggerType and ActivationReason).
+/// What starts a transport's recordings: the three values of Matter's TransportTriggerTypeEnum, as the timeline, the
+/// recorder, its report and the command line speak of them. Why one type: the timeline had `TriggerType`, the command
+/// line `TriggerOption`, and each converted to and from the cluster's wire enum on its own; now the wire enum
+/// (`TransportTriggerTypeEnum`, which must also carry values it does not know) converts to this in one place.
+public enum TriggerType: String, Sendable, Hashable, CaseIterable, Codable {
+    /// ManuallyTriggerTransport activates the recording.
+    case command
+    /// A matching motion sample activates the recording (a command may too).
+    case motion
+    /// The transport records whenever it is Active.
+    case continuous
+}
+
+/// What started one recording, as the recorder reports it to the cluster (which turns it into PushTransportBegin's
+/// TriggerType and ActivationReason): its trigger type, and a command's reason.
 public enum RecordingTrigger: Sendable, Hashable {
     case motion
     case continuous
     /// ManuallyTriggerTransport (or a device-internal command such as a doorbell press).
     case command(TriggerActivationReasonEnum)
+
+    /// The recording's trigger type; `commandReason` for a command (ManuallyTriggerTransport's ActivationReason).
+    public init(_ type: TriggerType, commandReason: TriggerActivationReasonEnum) {
+        switch type {
+        case .motion: self = .motion
+        case .continuous: self = .continuous
+        case .command: self = .command(commandReason)
+        }
+    }
+
+    public var type: TriggerType {
+        switch self {
+        case .motion: .motion
+        case .continuous: .continuous
+        case .command: .command
+        }
+    }
 }
 
 /// TriggerActivationReasonEnum (DoorbellPressed since cluster revision 2): why a command started a recording. The one

@@ -103,7 +103,7 @@ final class ClipRunner {
 
     /// Metrics: a trigger that began a recording, or one the timeline took without recording (Inactive) or ignored
     /// (blind window). An augmentation of a running activation is neither.
-    private func counted(_ trigger: ClipTrigger, _ body: () throws -> Void) throws {
+    private func counted(_ trigger: TriggerType, _ body: () throws -> Void) throws {
         let before = timeline.recording?.number
         try body()
         guard let metrics = settings.options.metrics, let now = timeline.now else { return }
@@ -149,11 +149,7 @@ final class ClipRunner {
         switch action {
         case .announceBegin(let number, let trigger):
             guard let hooks = policy.hooks else { return [] }
-            let recordingTrigger: RecordingTrigger = switch trigger {
-            case .motion: .motion
-            case .continuous: .continuous
-            case .command: .command(manualReason ?? .userInitiated)
-            }
+            let recordingTrigger = RecordingTrigger(trigger, commandReason: manualReason ?? .userInitiated)
             // The picture at the trigger: the analysis kept the one it decoded last (the one that triggered, or the
             // latest at a manual trigger), so this costs a scale and an encode, never a decode.
             let format = policy.format ?? settings.options.sessionFormat

@@ -29,7 +29,7 @@ public struct ClipPolicy: Sendable {
     /// This connection's CMAF options and track names, when they differ from the recording's.
     public var format: SessionFormat?
 
-    public var trigger: ClipTrigger {
+    public var trigger: TriggerType {
         get { timeline.trigger }
         set { timeline.trigger = newValue }
     }
@@ -47,7 +47,7 @@ public struct ClipPolicy: Sendable {
     }
 
     public init(
-        trigger: ClipTrigger, timeControl: ClipTimeControl = .matterDefaults, maxPreRoll: MediaTime = .milliseconds(4000),
+        trigger: TriggerType, timeControl: ClipTimeControl = .matterDefaults, maxPreRoll: MediaTime = .milliseconds(4000),
         motionFilter: MotionTriggerFilter = MotionTriggerFilter(sensitivity: 5),
         continuousSessionLength: MediaTime = .seconds(300), output: URL, firstSession: SessionNumber = 1
     ) {

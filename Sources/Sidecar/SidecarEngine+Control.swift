@@ -72,12 +72,8 @@ extension SidecarEngine {
     /// its queue and its uploads.
     static func connectionStatus(_ connection: StoredConnection, camera: CameraService, queue: ConnectionQueue?) -> ConnectionStatus {
         let options = connection.transportOptions
-        let triggerType = switch options.triggerOptions.triggerType {
-        case .command: "command"
-        case .motion: "motion"
-        case .continuous: "continuous"
-        case .unknown(let value): "unknown (\(value))"
-        }
+        let wireTrigger = options.triggerOptions.triggerType
+        let triggerType = wireTrigger.type?.rawValue ?? "unknown (\(wireTrigger.rawValue))"
         let running = camera.recorder.runningRecording(connection: connection.connectionID)
         let activity = camera.uploadActivity(connection.connectionID)
         return ConnectionStatus(

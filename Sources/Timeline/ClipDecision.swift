@@ -1,15 +1,5 @@
 import Domain
 
-/// What started a recording, as the PushTransportBegin event's TriggerType reports it.
-public enum ClipTrigger: String, Sendable, Hashable, CaseIterable {
-    /// A matching motion sample activated the timeline.
-    case motion
-    /// ManuallyTriggerTransport activated the timeline (Matter TriggerType `Command`).
-    case command
-    /// The transport records whenever it is Active.
-    case continuous
-}
-
 /// Why a recording ended (the report's `endReason`).
 ///
 /// The first three are the values of the README's rule 4 and the only ones a file recording without status
@@ -41,7 +31,7 @@ public enum TransportActivity: String, Sendable, Hashable {
 public struct ClipBegin: Sendable, Hashable {
     /// 1, 2, 3, … in the order this timeline began recordings; the recorder maps it to a session number.
     public var recording: Int
-    public var trigger: ClipTrigger
+    public var trigger: TriggerType
     /// t0, the activation time. For Continuous recordings, the time this recording began.
     public var activationTime: MediaTime
     /// The time the pre-roll rule (rule 9) is anchored at: t0 for a fresh activation; the time the transport
@@ -53,7 +43,7 @@ public struct ClipBegin: Sendable, Hashable {
     public var augmentations: Int
 
     public init(
-        recording: Int, trigger: ClipTrigger, activationTime: MediaTime, anchor: MediaTime, motionDetectedDuration: MediaTime?,
+        recording: Int, trigger: TriggerType, activationTime: MediaTime, anchor: MediaTime, motionDetectedDuration: MediaTime?,
         augmentations: Int = 0
     ) {
         self.recording = recording
@@ -94,7 +84,7 @@ public struct ClipExtension: Sendable, Hashable {
 /// A recording ends: the recorder writes every frame with PTS in [start, `end`) and closes the session.
 public struct ClipEnd: Sendable, Hashable {
     public var recording: Int
-    public var trigger: ClipTrigger
+    public var trigger: TriggerType
     public var activationTime: MediaTime
     /// Exclusive end on the media timeline: t0 + D, or the end of input / status change / session cut.
     public var end: MediaTime
@@ -105,7 +95,7 @@ public struct ClipEnd: Sendable, Hashable {
     public var reason: ClipEndReason
 
     public init(
-        recording: Int, trigger: ClipTrigger, activationTime: MediaTime, end: MediaTime, motionDetectedDuration: MediaTime?,
+        recording: Int, trigger: TriggerType, activationTime: MediaTime, end: MediaTime, motionDetectedDuration: MediaTime?,
         augmentations: Int, reason: ClipEndReason
     ) {
         self.recording = recording

@@ -13,13 +13,13 @@ public struct ClipTimeline: Sendable {
     /// What the transport's TriggerOptions say.
     public struct Configuration: Sendable, Hashable {
         /// The transport's TriggerType.
-        public var trigger: ClipTrigger
+        public var trigger: TriggerType
         /// The transport's `motionTimeControl`; also used by manual triggers that bring none.
         public var motionTimeControl: ClipTimeControl?
         /// Continuous transports start a new session at the first keyframe this long after the current one began.
         public var continuousSessionLength: MediaTime
 
-        public init(trigger: ClipTrigger, motionTimeControl: ClipTimeControl? = nil, continuousSessionLength: MediaTime = .seconds(300)) {
+        public init(trigger: TriggerType, motionTimeControl: ClipTimeControl? = nil, continuousSessionLength: MediaTime = .seconds(300)) {
             self.trigger = trigger
             self.motionTimeControl = motionTimeControl
             self.continuousSessionLength = continuousSessionLength
@@ -33,7 +33,7 @@ public struct ClipTimeline: Sendable {
     /// An activation in progress (rules 2, 3, 6). It runs whether or not the transport is Active (rule 8).
     public struct Activation: Sendable, Hashable {
         /// `.motion` or `.command`.
-        public var trigger: ClipTrigger
+        public var trigger: TriggerType
         /// t0.
         public var activationTime: MediaTime
         /// The durations in force: the command's TimeControl for a manual trigger that brought one.
@@ -52,7 +52,7 @@ public struct ClipTimeline: Sendable {
     /// A recording in progress: between a `ClipBegin` and its `ClipEnd`.
     public struct Recording: Sendable, Hashable {
         public var number: Int
-        public var trigger: ClipTrigger
+        public var trigger: TriggerType
         public var activationTime: MediaTime
         public var anchor: MediaTime
     }
@@ -199,7 +199,7 @@ public struct ClipTimeline: Sendable {
         activate(.command, at: t, timeControl: control, into: &decisions)
     }
 
-    private mutating func activate(_ trigger: ClipTrigger, at t: MediaTime, timeControl: ClipTimeControl, into decisions: inout [ClipDecision]) {
+    private mutating func activate(_ trigger: TriggerType, at t: MediaTime, timeControl: ClipTimeControl, into decisions: inout [ClipDecision]) {
         activation = Activation(
             trigger: trigger, activationTime: t, timeControl: timeControl,
             motionDetectedDuration: Swift.min(timeControl.initialDuration, timeControl.maxDuration),

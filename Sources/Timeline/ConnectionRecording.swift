@@ -77,7 +77,7 @@ public struct ConnectionRecording: Sendable {
     public enum Action: Sendable, Hashable {
         /// Send the cluster a Begin for `trigger`; its answer comes back as ``Input/beginAccepted(request:session:)``
         /// or ``Input/beginRefused(request:reason:)``.
-        case announceBegin(request: Int, trigger: ClipTrigger)
+        case announceBegin(request: Int, trigger: TriggerType)
         /// The input ended before the answer to `request` came: if the cluster accepted it, send that session's End.
         case withdrawBegin(request: Int)
         /// Send the cluster session `session`'s End.

@@ -83,6 +83,27 @@ public enum TransportTriggerTypeEnum: ClusterEnum {
     public var isKnown: Bool { if case .unknown = self { false } else { true } }
 }
 
+extension TransportTriggerTypeEnum {
+    /// The wire value of a trigger type (the one place the two convert).
+    public init(_ type: TriggerType) {
+        switch type {
+        case .command: self = .command
+        case .motion: self = .motion
+        case .continuous: self = .continuous
+        }
+    }
+
+    /// The trigger type this value names; nil for a value this implementation does not know.
+    public var type: TriggerType? {
+        switch self {
+        case .command: .command
+        case .motion: .motion
+        case .continuous: .continuous
+        case .unknown: nil
+        }
+    }
+}
+
 /// ContainerFormatEnum.
 public enum ContainerFormatEnum: ClusterEnum {
     case cmaf

@@ -20,11 +20,9 @@ extension PushAVStreamTransportServer {
         let options = connection.transportOptions
         let triggerType: TransportTriggerTypeEnum
         let activationReason: TriggerActivationReasonEnum?
-        switch (trigger, options.triggerOptions.triggerType) {
-        case (.motion, .motion):
-            (triggerType, activationReason) = (.motion, nil)
-        case (.continuous, .continuous):
-            (triggerType, activationReason) = (.continuous, nil)
+        switch (trigger, options.triggerOptions.triggerType.type) {
+        case (.motion, .motion), (.continuous, .continuous):
+            (triggerType, activationReason) = (TransportTriggerTypeEnum(trigger.type), nil)
         case (.command(let reason), .command), (.command(let reason), .motion):
             (triggerType, activationReason) = (.command, reason)
         default:

@@ -30,7 +30,7 @@ extension ClipPolicy {
                                 max: Int64($0.maxDuration), blind: Int64($0.blindDuration))
             } ?? .matterDefaults
             self.init(
-                trigger: triggers.triggerType == .motion ? .motion : .command,
+                trigger: triggers.triggerType.type ?? .command,
                 timeControl: control,
                 maxPreRoll: .milliseconds(Int64(triggers.maxPreRollLen ?? 0)),
                 motionFilter: MotionTriggerFilter(triggers: triggers, zones: zones, zoneManagementSensitivity: zoneManagementSensitivity),

@@ -8,9 +8,15 @@ import Timeline
 import TransportModel
 import TransportRecording
 
-/// What starts a recording (Matter TransportTriggerTypeEnum).
-enum TriggerOption: String, ExpressibleByArgument, CaseIterable {
-    case motion, continuous
+/// `--trigger motion|continuous`: what starts a recording of a file or stream. Not `command`: nothing sends
+/// ManuallyTriggerTransport to `pushav record` (`pushav serve` takes it from the cluster).
+extension TriggerType: ExpressibleByArgument {
+    public init?(argument: String) {
+        guard let type = TriggerType(rawValue: argument), type != .command else { return nil }
+        self = type
+    }
+
+    public static var allValueStrings: [String] { [TriggerType.motion, .continuous].map(\.rawValue) }
 }
 
 /// `--zone ID:x1,y1,x2,y2,…[:sensitivity]`: a polygon in the video's pixel coordinates.
@@ -81,7 +87,7 @@ struct RecordCommand: AsyncParsableCommand {
     var out: String
 
     @Option(name: .long, help: "What starts a recording: motion or continuous. (default: motion, or the --transport file's)")
-    var trigger: TriggerOption?
+    var trigger: TriggerType?
 
     @Option(name: .long, help: "Motion sensitivity 1 (low) … 10 (high); Google Home: Low 1, Medium 5, High 10. (default: 5)")
     var sensitivity: Int?
@@ -260,7 +266,7 @@ struct RecordCommand: AsyncParsableCommand {
                 triggerOptions: TransportTriggerOptionsStruct(triggerType: .motion),
                 containerOptions: ContainerOptionsStruct(cmafContainerOptions: .init(segmentDuration: 4000, chunkDuration: 0)))
         }
-        if let trigger { t.triggerOptions.triggerType = trigger == .motion ? .motion : .continuous }
+        if let trigger { t.triggerOptions.triggerType = TransportTriggerTypeEnum(trigger) }
         let isContinuous = t.triggerOptions.triggerType == .continuous
         var control = t.triggerOptions.motionTimeControl
             ?? TransportMotionTriggerTimeControlStruct(initialDuration: 10, augmentationDuration: 5, maxDuration: 30, blindDuration: 30)

@@ -203,9 +203,9 @@ let connectionCases: [ConnectionCase] = [
     /// accepted gets exactly one End (or is withdrawn, which the announcer turns into its End), no End is sent for a
     /// session that was never accepted, no session opens without its Begin accepted, and at most one request waits
     /// for an answer.
-    @Test(arguments: [ClipTrigger.continuous, .motion, .command])
-    func everyAcceptedBeginGetsExactlyOneEnd(_ trigger: ClipTrigger) {
-        var random = SplitMix(seed: 0x5EED_0000 + UInt64(ClipTrigger.allCases.firstIndex(of: trigger)!))
+    @Test(arguments: [TriggerType.continuous, .motion, .command])
+    func everyAcceptedBeginGetsExactlyOneEnd(_ trigger: TriggerType) {
+        var random = SplitMix(seed: 0x5EED_0000 + UInt64(TriggerType.allCases.firstIndex(of: trigger)!))
         for run in 0..<200 {
             let configuration = ClipTimeline.Configuration(
                 trigger: trigger, motionTimeControl: ClipTimeControl(initial: 1, augmentation: 1, max: 3, blind: 1),

@@ -38,7 +38,7 @@ func tc(_ i: Int64, _ a: Int64, _ m: Int64, _ b: Int64) -> ClipTimeControl {
 
 /// One recording as a case expects it.
 struct ExpectedClip: Hashable, Sendable, CustomStringConvertible {
-    var trigger: ClipTrigger
+    var trigger: TriggerType
     /// t0.
     var activation: Seconds
     /// The Begin's anchor when it differs from t0 (a recording resumed by SetTransportStatus(Active), rule 8).
@@ -56,7 +56,7 @@ struct ExpectedClip: Hashable, Sendable, CustomStringConvertible {
 }
 
 func clip(
-    _ trigger: ClipTrigger, _ activation: Seconds, end: Seconds, aug: Int = 0, _ reason: ClipEndReason,
+    _ trigger: TriggerType, _ activation: Seconds, end: Seconds, aug: Int = 0, _ reason: ClipEndReason,
     from: Seconds? = nil, start: Seconds? = nil
 ) -> ExpectedClip {
     ExpectedClip(trigger: trigger, activation: activation, from: from, end: end, augmentations: aug, reason: reason, start: start)
