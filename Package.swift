@@ -30,6 +30,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // Request and response types of the HTTP API and the ingest server (what Hummingbird's own are built on).
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        // The HTTP API's types and server protocol, generated from its OpenAPI document (`Scripts/generate-api`), and
+        // the transport that registers them on Hummingbird's router.
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
     ],
     targets: [
         // FFmpeg 5.1 from Debian (libavformat-dev, libavcodec-dev, libavutil-dev, libswscale-dev; libswresample-dev
@@ -137,6 +141,8 @@ let package = Package(
                 "Domain", "Sidecar", "TransportModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 // The bundled page and document are read once on NIO's blocking-I/O pool (into NIOCore buffers).
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -215,6 +221,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                // The SHA-256 of openapi.json, against the one the generated code was made from.
+                .product(name: "Crypto", package: "swift-crypto"),
                 // Reads the event stream as it arrives (the test clients collect whole bodies).
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),

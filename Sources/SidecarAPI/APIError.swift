@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import OpenAPIRuntime
 import TransportModel
 
 /// The body of every error answer: the Matter status the request failed with, as the cluster would report it.
@@ -163,4 +164,29 @@ extension DecodingError {
 
 private extension String {
     var orBody: String { isEmpty ? "body" : self }
+}
+
+extension APIError {
+    /// What a generated route's failure answers. A handler's own refusal, as it threw it; a path, header or body the
+    /// generated code could not read, 400 INVALID_COMMAND naming the field (as the hand-routed requests are answered),
+    /// or the runtime's own 4xx where it has one (415 for a body that is not JSON, 406 for an `Accept` without JSON).
+    /// Anything else is a bug here: 500, as on the hand-written routes.
+    init(generatedRouteError error: ServerError) {
+        switch error.underlyingError {
+        case let refusal as APIError:
+            self = refusal
+        case let refusal as TransportCommandError:
+            self = APIError(refusal)
+        case let decoding as DecodingError:
+            self = .invalidCommand(decoding.fieldMessage)
+        default:
+            let status = error.httpStatus
+            if (400..<500).contains(status.code) {
+                self = APIError(httpStatus: status, status: .invalidCommand, message: error.causeDescription)
+            } else {
+                self = APIError(httpStatus: .internalServerError, status: .failure,
+                                message: "internal error in \(error.operationID): \(error.underlyingError)")
+            }
+        }
+    }
 }

@@ -168,20 +168,6 @@ public struct AttributeValue<Value: Codable & Sendable & Hashable>: Codable, Sen
     public init(value: Value) { self.value = value }
 }
 
-/// `POST /v1/tls/endpoints`'s answer.
-public struct TLSEndpointCreated: Codable, Sendable, Hashable {
-    public var endpointID: UInt16
-
-    public init(endpointID: UInt16) { self.endpointID = endpointID }
-}
-
-/// `GET /v1/tls/endpoints`.
-public struct TLSEndpointList: Codable, Sendable, Hashable {
-    public var endpoints: [TLSEndpointSummary]
-
-    public init(endpoints: [TLSEndpointSummary]) { self.endpoints = endpoints }
-}
-
 /// `GET /v1/cameras`.
 public struct CameraList: Codable, Sendable, Hashable {
     public var cameras: [CameraStatus]

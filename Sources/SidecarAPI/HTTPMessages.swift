@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOPosix
 import Logging
+import OpenAPIRuntime
 import Prometheus
 import Sidecar
 import TransportModel
@@ -110,6 +111,11 @@ struct APIErrorMiddleware: RouterMiddleware {
         } catch let error as APIError {
             context.logger.debug("refused \(request.method) \(request.uri.path): \(error)")
             return error.response
+        } catch let error as ServerError {
+            // A generated route: its handler's refusal, or a request the generated code could not read.
+            let answer = APIError(generatedRouteError: error)
+            context.logger.debug("refused \(request.method) \(request.uri.path): \(answer)")
+            return answer.response
         } catch let error as any HTTPResponseError {
             return answer(error.status, to: request).response
         } catch {

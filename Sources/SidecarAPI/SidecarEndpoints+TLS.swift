@@ -7,36 +7,11 @@ import Prometheus
 import Sidecar
 import TransportModel
 
-// TLS endpoints: the material uploads connect with, per fabric.
+// TLS Certificate Management and TLS Client Management (the endpoints themselves are generated operations:
+// SidecarOperations+TLSEndpoints).
 extension SidecarEndpoints {
     var tlsRoutes: [Route] {
         [
-            Route(signature: .init(method: .post, path: "/v1/tls/endpoints")) { request, _ in
-                let fabric = try RequestReading.fabric(of: request)
-                let body = try await RequestReading.json(TLSEndpointRequest.self, from: request)
-                let endpointID = try await refusal { try await control.addTLSEndpoint(body, fabric: fabric) }
-                var headers = HTTPFields()
-                headers[.location] = "/v1/tls/endpoints/\(endpointID)"
-                return try JSONResponse.make(TLSEndpointCreated(endpointID: endpointID), status: .created, headers: headers)
-            },
-            Route(signature: .init(method: .get, path: "/v1/tls/endpoints")) { request, _ in
-                let fabric = try RequestReading.fabric(of: request)
-                return try JSONResponse.make(TLSEndpointList(endpoints: await control.tlsEndpoints(fabric: fabric)))
-            },
-            Route(signature: .init(method: .get, path: "/v1/tls/endpoints/{endpointID}")) { request, context in
-                let fabric = try RequestReading.fabric(of: request)
-                let endpointID = try RequestReading.endpointID(context)
-                guard let endpoint = await control.tlsEndpoints(fabric: fabric).first(where: { $0.endpointID == endpointID }) else {
-                    throw APIError.notFound("endpointID: no TLS endpoint \(endpointID) in this fabric")
-                }
-                return try JSONResponse.make(endpoint)
-            },
-            Route(signature: .init(method: .delete, path: "/v1/tls/endpoints/{endpointID}")) { request, context in
-                let fabric = try RequestReading.fabric(of: request)
-                let endpointID = try RequestReading.endpointID(context)
-                try await refusal { try await control.removeTLSEndpoint(endpointID, fabric: fabric) }
-                return Response(status: .noContent)
-            },
             Route(signature: .init(method: .get, path: "/v1/tls/attributes")) { request, _ in
                 let fabric = try RequestReading.fabric(of: request)
                 return try JSONResponse.make(try await refusal { try await control.tlsCertificateAttributes(fabric: fabric) })

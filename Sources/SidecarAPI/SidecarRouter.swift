@@ -35,11 +35,14 @@ public enum SidecarRouter {
         control: some SidecarControl, logger: Logger, eventKeepAlive: Duration = .seconds(15),
         metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), bearerToken: String? = nil,
         browserPolicy: BrowserRequestPolicy = BrowserRequestPolicy(listenHost: "127.0.0.1")
-    ) -> Router<BasicRequestContext> {
+    ) throws -> Router<BasicRequestContext> {
         let endpoints = SidecarEndpoints(control: control, logger: logger, eventKeepAlive: eventKeepAlive, metrics: metrics)
         let routes = endpoints.routes
+        let operations = SidecarOperations(control: control)
+        // Registering the generated routes throws only for a server URL the document does not have (it names none).
+        let generated = try operations.signatures
         let router = Router(context: BasicRequestContext.self)
-        router.add(middleware: APIErrorMiddleware(routes: routes.map(\.signature), logger: logger))
+        router.add(middleware: APIErrorMiddleware(routes: routes.map(\.signature) + generated, logger: logger))
         // After the error middleware, which turns the refusals into the error body; a browser's request is refused
         // before the token is even looked at.
         router.add(middleware: BrowserRequestMiddleware(policy: browserPolicy, logger: logger))
@@ -47,6 +50,7 @@ public enum SidecarRouter {
         for route in routes {
             router.on(RouterPath(route.signature.path), method: route.signature.method, use: route.handler)
         }
+        try operations.register(on: router)
         return router
     }
 

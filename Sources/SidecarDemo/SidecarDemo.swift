@@ -104,7 +104,7 @@ public struct SidecarDemo: Sendable {
         try await SidecarAPI.loadResources()
         let apiPort = PortAnnouncement()
         let api = Application(
-            router: SidecarRouter.router(control: engine, logger: logger, metrics: options.metrics,
+            router: try SidecarRouter.router(control: engine, logger: logger, metrics: options.metrics,
                                          browserPolicy: BrowserRequestPolicy(listenHost: options.listen.host)),
             configuration: .init(address: .hostname(options.listen.host, port: options.listen.port), serverName: "pushav"),
             onServerRunning: { channel in apiPort.announce(channel.localAddress?.port ?? 0) },

@@ -132,7 +132,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw CLIError("\(error)")
         }
         try await SidecarAPI.loadResources()
-        let router = SidecarRouter.router(
+        let router = try SidecarRouter.router(
             control: engine, logger: logger, metrics: metrics, bearerToken: access.token,
             browserPolicy: BrowserRequestPolicy(listenHost: configuration.listen.host, allowedOrigins: Set(configuration.allowedOrigins)))
         let server: HTTPServerBuilder = if let tls = access.tls { try .tls(.http1(), tlsConfiguration: tls) } else { .http1() }

@@ -5,7 +5,7 @@ import HummingbirdTesting
 import Logging
 import Prometheus
 import Sidecar
-import SidecarAPI
+@testable import SidecarAPI
 import TestSupport
 import Testing
 import TransportModel
@@ -20,7 +20,7 @@ func withAPI(
     let sidecar = try sidecar ?? TestSidecar()
     let logger = logs.map { recorder in Logger(label: "sidecar-api-test") { _ in recorder } }
         ?? Logger(label: "sidecar-api-test", factory: { _ in SwiftLogNoOpLogHandler() })
-    let router = SidecarRouter.router(control: sidecar, logger: logger, eventKeepAlive: eventKeepAlive, metrics: metrics,
+    let router = try SidecarRouter.router(control: sidecar, logger: logger, eventKeepAlive: eventKeepAlive, metrics: metrics,
                                       bearerToken: bearerToken)
     let app = Application(
         router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
@@ -55,7 +55,7 @@ extension TestClientProtocol {
             .post, "/v1/tls/endpoints", json: String(decoding: try JSONEncoder().encode(request), as: UTF8.self),
             fabric: "\(fabric)")
         #expect(response.status == .created, "\(response.text)")
-        return try JSONDecoder().decode(TLSEndpointCreated.self, from: Data(buffer: response.body)).endpointID
+        return try UInt16(JSONDecoder().decode(Components.Schemas.TLSEndpointCreated.self, from: Data(buffer: response.body)).endpointID)
     }
 }
 

@@ -59,7 +59,7 @@ let credentials: [Credential] = [
     /// Every route (and a path that is no route) refuses a request without the token before doing anything: no
     /// command runs, no body is read; with the token the same request gets past the check.
     @Test func everyRouteNeedsTheToken() async throws {
-        let routes = SidecarRouter.router(control: try TestSidecar(), logger: Logger(label: "routes")).routes
+        let routes = try SidecarRouter.router(control: try TestSidecar(), logger: Logger(label: "routes")).routes
         let paths: [(HTTPRequest.Method, String)] = routes.map { ($0.method, Self.concrete("\($0.path)")) } + [(.get, "/v2/nothing")]
         #expect(paths.count == 50)
         try await withAPI(bearerToken: token) { sidecar, client in

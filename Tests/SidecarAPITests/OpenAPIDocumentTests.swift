@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HummingbirdTesting
 import Logging
@@ -15,7 +16,7 @@ import Testing
 
     /// Every route the router has is in the document with its method, and the document has nothing the router lacks.
     @Test func routesAndDocumentedPathsAreTheSame() throws {
-        let router = SidecarRouter.router(control: try TestSidecar(), logger: Logger(label: "openapi-test"))
+        let router = try SidecarRouter.router(control: try TestSidecar(), logger: Logger(label: "openapi-test"))
         let routed = Set(router.routes.map { "\($0.method.rawValue) \($0.path)" })
         let paths = try #require(try document()["paths"] as? [String: [String: Any]])
         let methods = ["get", "put", "post", "delete", "patch", "head", "options"]
@@ -25,6 +26,13 @@ import Testing
         #expect(routed.count == 49)
         #expect(routed.subtracting(documented).isEmpty, "routes missing from openapi.json: \(routed.subtracting(documented).sorted())")
         #expect(documented.subtracting(routed).isEmpty, "documented but not routed: \(documented.subtracting(routed).sorted())")
+    }
+
+    /// The generated types and server code (`Sources/SidecarAPI/Generated`) were made from the document as it is now:
+    /// an edit of `openapi.json` without `Scripts/generate-api` fails here, not as a silent drift between the two.
+    @Test func generatedCodeIsFromThisDocument() throws {
+        let digest = SHA256.hash(data: try SidecarAPI.openAPIDocument).map { String(format: "%02x", $0) }.joined()
+        #expect(digest == generatedFromDocumentSHA256, "openapi.json changed since Scripts/generate-api last ran")
     }
 
     /// Every `$ref` points at a component that exists.

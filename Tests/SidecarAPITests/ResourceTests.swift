@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Sidecar
-import SidecarAPI
+@testable import SidecarAPI
 import Testing
 
 @Suite struct ResourceTests {
@@ -23,19 +23,19 @@ import Testing
             #expect(created.text == #"{"endpointID":3}"#)
             #expect(created.headers[.location] == "/v1/tls/endpoints/3")
 
-            let summary = { (id: UInt16, host: String, port: UInt16) in
-                TLSEndpointSummary(endpointID: id, hostname: host, port: port, caCertificate: pki.caCertificate,
+            let summary = { (id: Int, host: String, port: Int) in
+                Components.Schemas.TLSEndpointSummary(endpointID: id, hostname: host, port: port, caCertificate: pki.caCertificate,
                                    clientCertificate: pki.clientCertificate)
             }
             let list = try await client.call(.get, "/v1/tls/endpoints")
-            #expect(try JSONDecoder().decode(TLSEndpointList.self, from: Data(buffer: list.body)).endpoints == [
+            #expect(try JSONDecoder().decode(Components.Schemas.TLSEndpointList.self, from: Data(buffer: list.body)).endpoints == [
                 summary(1, "ingest.example.com", 443), summary(2, "ingest.example.com", 443), summary(3, "other.example.com", 8443),
             ])
             #expect(!list.text.contains("PRIVATE KEY"))
             let other = try await client.call(.get, "/v1/tls/endpoints", fabric: "2")
-            #expect(try JSONDecoder().decode(TLSEndpointList.self, from: Data(buffer: other.body)).endpoints.map(\.endpointID) == [1])
+            #expect(try JSONDecoder().decode(Components.Schemas.TLSEndpointList.self, from: Data(buffer: other.body)).endpoints.map(\.endpointID) == [1])
             let one = try await client.call(.get, "/v1/tls/endpoints/3")
-            #expect(try JSONDecoder().decode(TLSEndpointSummary.self, from: Data(buffer: one.body)) == summary(3, "other.example.com", 8443))
+            #expect(try JSONDecoder().decode(Components.Schemas.TLSEndpointSummary.self, from: Data(buffer: one.body)) == summary(3, "other.example.com", 8443))
 
             #expect(try await allocate(client, Bodies.motionOptions(tls: 3)) == 1)
             let inUse = try await client.call(.delete, "/v1/tls/endpoints/3")
