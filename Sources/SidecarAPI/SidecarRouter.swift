@@ -164,7 +164,6 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
         routes += commandRoutes
         routes += zoneManagementRoutes
         routes += attributeRoutes
-        routes += tlsRoutes
         return routes
     }
 

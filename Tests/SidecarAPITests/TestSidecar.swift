@@ -25,6 +25,7 @@ final class TestSidecar: SidecarControl {
             "cam1": .init(sinceLastPacket: .milliseconds(40)), "cam2": .init(sinceLastPacket: .milliseconds(250)),
         ])
         var gaugeRefreshes = 0
+        var clientCertificates: [ProvisionClientCertificateRequest] = []
     }
 
     /// `eventLog` makes each camera's server log its events there (a failing log tests the API's answer to it).
@@ -150,7 +151,8 @@ final class TestSidecar: SidecarControl {
         camera == "cam1" ? CameraSnapshot(jpeg: Self.jpeg, taken: Date(timeIntervalSince1970: 1_750_000_000)) : nil
     }
 
-    // The provisioning commands run in the real engine (ServeTests); this double answers as a node without them.
+    // The provisioning commands run in the real engine (ServeProvisioningTests); this double answers as a node without
+    // them, except ProvisionClientCertificate, which it keeps (to see what the API read from the body).
     func provisionRootCertificate(_ request: ProvisionRootCertificateRequest, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16 {
         throw .im(.unsupportedCommand, "not in the test double")
     }
@@ -187,9 +189,13 @@ final class TestSidecar: SidecarControl {
         throw .im(.unsupportedCommand, "not in the test double")
     }
 
+    /// Kept as given (what the API read from the body), for ProvisionClientCertificateAPITests.
     func provisionClientCertificate(_ request: ProvisionClientCertificateRequest, fabric: FabricIndex) async throws(TransportCommandError) {
-        throw .im(.unsupportedCommand, "not in the test double")
+        state.withLock { $0.clientCertificates.append(request) }
     }
+
+    /// The ProvisionClientCertificate requests the API passed on, in order.
+    var clientCertificates: [ProvisionClientCertificateRequest] { state.withLock { $0.clientCertificates } }
 
     func provisionEndpoint(_ request: ProvisionEndpointRequest, fabric: FabricIndex) async throws(TransportCommandError) -> UInt16 {
         throw .im(.unsupportedCommand, "not in the test double")

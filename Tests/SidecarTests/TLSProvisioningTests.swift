@@ -219,20 +219,3 @@ import TransportModel
             == "\(TransportStatus.interactionModel(.constraintError))")
     }
 }
-
-/// ProvisionClientCertificate's body: the released flat form and the earlier draft's nested one read the same.
-@Suite struct ProvisionClientCertificateBodyTests {
-    @Test(arguments: [
-        #"{"ccdid": 3, "clientCertificate": "AQI=", "intermediateCertificates": ["Aw=="]}"#,
-        #"{"ccdid": 3, "clientCertificateDetails": {"clientCertificate": "AQI=", "intermediateCertificates": ["Aw=="]}}"#,
-    ])
-    func bothShapesDecodeAlike(json: String) throws {
-        let request = try JSONDecoder().decode(ProvisionClientCertificateRequest.self, from: Data(json.utf8))
-        #expect(request == ProvisionClientCertificateRequest(ccdid: 3, clientCertificate: Data([1, 2]), intermediateCertificates: [Data([3])]))
-    }
-
-    @Test func intermediatesMayBeLeftOut() throws {
-        let request = try JSONDecoder().decode(ProvisionClientCertificateRequest.self, from: Data(#"{"ccdid": 0, "clientCertificate": "AQI="}"#.utf8))
-        #expect(request.intermediateCertificates.isEmpty)
-    }
-}

@@ -1,8 +1,9 @@
 import Foundation
 import TransportModel
 
-// The request and response bodies of the TLS Certificate Management and TLS Client Management commands (see
-// `TLSProvisioningCommands.swift`). Octet strings travel as base64 in JSON.
+// What the TLS Certificate Management and TLS Client Management commands take and give (see
+// `TLSProvisioningCommands.swift`) where it is more than one number. The HTTP API's bodies are generated from its
+// document and converted to these in `SidecarOperations+TLSCertificates`.
 
 /// `ProvisionRootCertificate`: the ingest server's root CA certificate, DER. `caid` null provisions a new one; a CAID
 /// replaces that one's certificate (rotation).
@@ -15,23 +16,6 @@ public struct ProvisionRootCertificateRequest: Codable, Sendable, Hashable {
     }
 }
 
-public struct ProvisionRootCertificateResponse: Codable, Sendable, Hashable {
-    public var caid: UInt16
-    public init(caid: UInt16) { self.caid = caid }
-}
-
-/// `RemoveRootCertificate`.
-public struct RemoveRootCertificateRequest: Codable, Sendable, Hashable {
-    public var caid: UInt16
-    public init(caid: UInt16) { self.caid = caid }
-}
-
-/// `FindRootCertificate`: one CAID, or (null) every root certificate of the fabric.
-public struct FindRootCertificateRequest: Codable, Sendable, Hashable {
-    public var caid: UInt16?
-    public init(caid: UInt16? = nil) { self.caid = caid }
-}
-
 /// `TLSCertStruct`: a root certificate and its CAID (the certificate is left out of the attribute's list).
 public struct RootCertificateDetails: Codable, Sendable, Hashable {
     public var caid: UInt16
@@ -40,22 +24,6 @@ public struct RootCertificateDetails: Codable, Sendable, Hashable {
         self.caid = caid
         self.certificate = certificate
     }
-}
-
-public struct FindRootCertificateResponse: Codable, Sendable, Hashable {
-    public var certificateDetails: [RootCertificateDetails]
-    public init(certificateDetails: [RootCertificateDetails]) { self.certificateDetails = certificateDetails }
-}
-
-/// `LookupRootCertificate` and `LookupClientCertificate`: the SHA-256 of a certificate's DER.
-public struct LookupCertificateRequest: Codable, Sendable, Hashable {
-    public var fingerprint: Data
-    public init(fingerprint: Data) { self.fingerprint = fingerprint }
-}
-
-public struct LookupRootCertificateResponse: Codable, Sendable, Hashable {
-    public var caid: UInt16
-    public init(caid: UInt16) { self.caid = caid }
 }
 
 /// `ClientCSR`: 32 random bytes the answer signs; `ccdid` null makes a new key pair, a CCDID gives that one a new key
@@ -82,8 +50,8 @@ public struct ClientCSRResponse: Codable, Sendable, Hashable {
     }
 }
 
-/// `ProvisionClientCertificate`: the certificate signed from the CCDID's CSR, DER, and any intermediates. Also read in
-/// the earlier draft's shape, the two fields inside `clientCertificateDetails`.
+/// `ProvisionClientCertificate`: the certificate signed from the CCDID's CSR, DER, and any intermediates. (The HTTP API
+/// also reads the earlier draft's body, where the two certificate fields are inside `clientCertificateDetails`.)
 public struct ProvisionClientCertificateRequest: Codable, Sendable, Hashable {
     public var ccdid: UInt16
     public var clientCertificate: Data
@@ -94,30 +62,6 @@ public struct ProvisionClientCertificateRequest: Codable, Sendable, Hashable {
         self.clientCertificate = clientCertificate
         self.intermediateCertificates = intermediateCertificates
     }
-
-    private enum CodingKeys: String, CodingKey { case ccdid, clientCertificate, intermediateCertificates, clientCertificateDetails }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        ccdid = try container.decode(UInt16.self, forKey: .ccdid)
-        let fields = container.contains(.clientCertificateDetails) && !container.contains(.clientCertificate)
-            ? try container.nestedContainer(keyedBy: CodingKeys.self, forKey: .clientCertificateDetails) : container
-        clientCertificate = try fields.decode(Data.self, forKey: .clientCertificate)
-        intermediateCertificates = try fields.decodeIfPresent([Data].self, forKey: .intermediateCertificates) ?? []
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(ccdid, forKey: .ccdid)
-        try container.encode(clientCertificate, forKey: .clientCertificate)
-        try container.encode(intermediateCertificates, forKey: .intermediateCertificates)
-    }
-}
-
-/// `FindClientCertificate`: one CCDID, or (null) every client identity of the fabric.
-public struct FindClientCertificateRequest: Codable, Sendable, Hashable {
-    public var ccdid: UInt16?
-    public init(ccdid: UInt16? = nil) { self.ccdid = ccdid }
 }
 
 /// `TLSClientCertificateDetailStruct`: a client identity's CCDID and, once provisioned, its certificate chain (never
@@ -131,22 +75,6 @@ public struct ClientCertificateDetails: Codable, Sendable, Hashable {
         self.clientCertificate = clientCertificate
         self.intermediateCertificates = intermediateCertificates
     }
-}
-
-public struct FindClientCertificateResponse: Codable, Sendable, Hashable {
-    public var certificateDetails: [ClientCertificateDetails]
-    public init(certificateDetails: [ClientCertificateDetails]) { self.certificateDetails = certificateDetails }
-}
-
-public struct LookupClientCertificateResponse: Codable, Sendable, Hashable {
-    public var ccdid: UInt16
-    public init(ccdid: UInt16) { self.ccdid = ccdid }
-}
-
-/// `RemoveClientCertificate`.
-public struct RemoveClientCertificateRequest: Codable, Sendable, Hashable {
-    public var ccdid: UInt16
-    public init(ccdid: UInt16) { self.ccdid = ccdid }
 }
 
 /// The TLS Certificate Management cluster's attributes, as the requesting fabric reads them.
@@ -177,9 +105,4 @@ public struct ProvisionEndpointRequest: Codable, Sendable, Hashable {
         self.caid = caid
         self.ccdid = ccdid
     }
-}
-
-public struct ProvisionEndpointResponse: Codable, Sendable, Hashable {
-    public var endpointID: UInt16
-    public init(endpointID: UInt16) { self.endpointID = endpointID }
 }

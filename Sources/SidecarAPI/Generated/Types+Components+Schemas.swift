@@ -68,6 +68,10 @@ extension Components {
                 case message
             }
         }
+        /// {} — the command succeeded.
+        ///
+        /// - Remark: Generated from `#/components/schemas/EmptyObject`.
+        internal typealias EmptyObject = OpenAPIRuntime.OpenAPIObjectContainer
         /// - Remark: Generated from `#/components/schemas/TLSEndpointRequest`.
         internal struct TLSEndpointRequest: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/TLSEndpointRequest/hostname`.
@@ -188,5 +192,467 @@ extension Components {
                 case endpoints
             }
         }
+        /// - Remark: Generated from `#/components/schemas/ProvisionRootCertificateRequest`.
+        internal struct ProvisionRootCertificateRequest: Codable, Hashable, Sendable {
+            /// The ingest server's root CA certificate, DER, base64
+            ///
+            /// - Remark: Generated from `#/components/schemas/ProvisionRootCertificateRequest/certificate`.
+            internal var certificate: Components.Schemas.Base64Bytes
+            /// null or absent: a new root certificate; a CAID: replace that one's certificate (rotation)
+            ///
+            /// - Remark: Generated from `#/components/schemas/ProvisionRootCertificateRequest/caid`.
+            internal var caid: Swift.Int?
+            /// Creates a new `ProvisionRootCertificateRequest`.
+            ///
+            /// - Parameters:
+            ///   - certificate: The ingest server's root CA certificate, DER, base64
+            ///   - caid: null or absent: a new root certificate; a CAID: replace that one's certificate (rotation)
+            internal init(
+                certificate: Components.Schemas.Base64Bytes,
+                caid: Swift.Int? = nil
+            ) {
+                self.certificate = certificate
+                self.caid = caid
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case certificate
+                case caid
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ProvisionRootCertificateResponse`.
+        internal struct ProvisionRootCertificateResponse: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ProvisionRootCertificateResponse/caid`.
+            internal var caid: Swift.Int
+            /// Creates a new `ProvisionRootCertificateResponse`.
+            ///
+            /// - Parameters:
+            ///   - caid:
+            internal init(caid: Swift.Int) {
+                self.caid = caid
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case caid
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RemoveRootCertificateRequest`.
+        internal struct RemoveRootCertificateRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RemoveRootCertificateRequest/caid`.
+            internal var caid: Swift.Int
+            /// Creates a new `RemoveRootCertificateRequest`.
+            ///
+            /// - Parameters:
+            ///   - caid:
+            internal init(caid: Swift.Int) {
+                self.caid = caid
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case caid
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/FindRootCertificateRequest`.
+        internal struct FindRootCertificateRequest: Codable, Hashable, Sendable {
+            /// null or absent: every root certificate of the fabric
+            ///
+            /// - Remark: Generated from `#/components/schemas/FindRootCertificateRequest/caid`.
+            internal var caid: Swift.Int?
+            /// Creates a new `FindRootCertificateRequest`.
+            ///
+            /// - Parameters:
+            ///   - caid: null or absent: every root certificate of the fabric
+            internal init(caid: Swift.Int? = nil) {
+                self.caid = caid
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case caid
+            }
+        }
+        /// TLSCertStruct
+        ///
+        /// - Remark: Generated from `#/components/schemas/RootCertificateDetails`.
+        internal struct RootCertificateDetails: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RootCertificateDetails/caid`.
+            internal var caid: Swift.Int
+            /// DER, base64; absent in the attribute's list
+            ///
+            /// - Remark: Generated from `#/components/schemas/RootCertificateDetails/certificate`.
+            internal var certificate: Components.Schemas.Base64Bytes?
+            /// Creates a new `RootCertificateDetails`.
+            ///
+            /// - Parameters:
+            ///   - caid:
+            ///   - certificate: DER, base64; absent in the attribute's list
+            internal init(
+                caid: Swift.Int,
+                certificate: Components.Schemas.Base64Bytes? = nil
+            ) {
+                self.caid = caid
+                self.certificate = certificate
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case caid
+                case certificate
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/FindRootCertificateResponse`.
+        internal struct FindRootCertificateResponse: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/FindRootCertificateResponse/certificateDetails`.
+            internal var certificateDetails: [Components.Schemas.RootCertificateDetails]
+            /// Creates a new `FindRootCertificateResponse`.
+            ///
+            /// - Parameters:
+            ///   - certificateDetails:
+            internal init(certificateDetails: [Components.Schemas.RootCertificateDetails]) {
+                self.certificateDetails = certificateDetails
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case certificateDetails
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/LookupCertificateRequest`.
+        internal struct LookupCertificateRequest: Codable, Hashable, Sendable {
+            /// SHA-256 of the certificate's DER (32 bytes), base64
+            ///
+            /// - Remark: Generated from `#/components/schemas/LookupCertificateRequest/fingerprint`.
+            internal var fingerprint: Components.Schemas.Base64Bytes
+            /// Creates a new `LookupCertificateRequest`.
+            ///
+            /// - Parameters:
+            ///   - fingerprint: SHA-256 of the certificate's DER (32 bytes), base64
+            internal init(fingerprint: Components.Schemas.Base64Bytes) {
+                self.fingerprint = fingerprint
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case fingerprint
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/LookupRootCertificateResponse`.
+        internal struct LookupRootCertificateResponse: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/LookupRootCertificateResponse/caid`.
+            internal var caid: Swift.Int
+            /// Creates a new `LookupRootCertificateResponse`.
+            ///
+            /// - Parameters:
+            ///   - caid:
+            internal init(caid: Swift.Int) {
+                self.caid = caid
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case caid
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ClientCSRRequest`.
+        internal struct ClientCSRRequest: Codable, Hashable, Sendable {
+            /// 32 random bytes, base64
+            ///
+            /// - Remark: Generated from `#/components/schemas/ClientCSRRequest/nonce`.
+            internal var nonce: Components.Schemas.Base64Bytes
+            /// null or absent: a new key pair; a CCDID: a new key pair for that identity (rotation; its certificate must be provisioned again)
+            ///
+            /// - Remark: Generated from `#/components/schemas/ClientCSRRequest/ccdid`.
+            internal var ccdid: Swift.Int?
+            /// Creates a new `ClientCSRRequest`.
+            ///
+            /// - Parameters:
+            ///   - nonce: 32 random bytes, base64
+            ///   - ccdid: null or absent: a new key pair; a CCDID: a new key pair for that identity (rotation; its certificate must be provisioned again)
+            internal init(
+                nonce: Components.Schemas.Base64Bytes,
+                ccdid: Swift.Int? = nil
+            ) {
+                self.nonce = nonce
+                self.ccdid = ccdid
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case nonce
+                case ccdid
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ClientCSRResponse`.
+        internal struct ClientCSRResponse: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ClientCSRResponse/ccdid`.
+            internal var ccdid: Swift.Int
+            /// PKCS #10 certificate signing request, DER, base64: a P-256 key, signed with ecdsa-with-SHA256
+            ///
+            /// - Remark: Generated from `#/components/schemas/ClientCSRResponse/csr`.
+            internal var csr: Components.Schemas.Base64Bytes
+            /// ECDSA P-256/SHA-256 signature (raw r||s, 64 bytes) by the CSR's key over the request's 32 nonce bytes exactly as received
+            ///
+            /// - Remark: Generated from `#/components/schemas/ClientCSRResponse/nonceSignature`.
+            internal var nonceSignature: Components.Schemas.Base64Bytes
+            /// Creates a new `ClientCSRResponse`.
+            ///
+            /// - Parameters:
+            ///   - ccdid:
+            ///   - csr: PKCS #10 certificate signing request, DER, base64: a P-256 key, signed with ecdsa-with-SHA256
+            ///   - nonceSignature: ECDSA P-256/SHA-256 signature (raw r||s, 64 bytes) by the CSR's key over the request's 32 nonce bytes exactly as received
+            internal init(
+                ccdid: Swift.Int,
+                csr: Components.Schemas.Base64Bytes,
+                nonceSignature: Components.Schemas.Base64Bytes
+            ) {
+                self.ccdid = ccdid
+                self.csr = csr
+                self.nonceSignature = nonceSignature
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case ccdid
+                case csr
+                case nonceSignature
+            }
+        }
+        /// The released form, or the earlier draft's (the two certificate fields inside clientCertificateDetails); one of clientCertificate and clientCertificateDetails is required.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ProvisionClientCertificateRequest`.
+        internal struct ProvisionClientCertificateRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ProvisionClientCertificateRequest/ccdid`.
+            internal var ccdid: Swift.Int
+            /// The certificate signed from the CCDID's CSR, DER, base64
+            ///
+            /// - Remark: Generated from `#/components/schemas/ProvisionClientCertificateRequest/clientCertificate`.
+            internal var clientCertificate: Components.Schemas.Base64Bytes?
+            /// - Remark: Generated from `#/components/schemas/ProvisionClientCertificateRequest/intermediateCertificates`.
+            internal var intermediateCertificates: [Components.Schemas.Base64Bytes]?
+            /// The earlier draft's form of the two certificate fields.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ProvisionClientCertificateRequest/clientCertificateDetails`.
+            internal struct ClientCertificateDetailsPayload: Codable, Hashable, Sendable {
+                /// The certificate signed from the CCDID's CSR, DER, base64
+                ///
+                /// - Remark: Generated from `#/components/schemas/ProvisionClientCertificateRequest/clientCertificateDetails/clientCertificate`.
+                internal var clientCertificate: Components.Schemas.Base64Bytes
+                /// - Remark: Generated from `#/components/schemas/ProvisionClientCertificateRequest/clientCertificateDetails/intermediateCertificates`.
+                internal var intermediateCertificates: [Components.Schemas.Base64Bytes]?
+                /// Creates a new `ClientCertificateDetailsPayload`.
+                ///
+                /// - Parameters:
+                ///   - clientCertificate: The certificate signed from the CCDID's CSR, DER, base64
+                ///   - intermediateCertificates:
+                internal init(
+                    clientCertificate: Components.Schemas.Base64Bytes,
+                    intermediateCertificates: [Components.Schemas.Base64Bytes]? = nil
+                ) {
+                    self.clientCertificate = clientCertificate
+                    self.intermediateCertificates = intermediateCertificates
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case clientCertificate
+                    case intermediateCertificates
+                }
+            }
+            /// The earlier draft's form of the two certificate fields.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ProvisionClientCertificateRequest/clientCertificateDetails`.
+            internal var clientCertificateDetails: Components.Schemas.ProvisionClientCertificateRequest.ClientCertificateDetailsPayload?
+            /// Creates a new `ProvisionClientCertificateRequest`.
+            ///
+            /// - Parameters:
+            ///   - ccdid:
+            ///   - clientCertificate: The certificate signed from the CCDID's CSR, DER, base64
+            ///   - intermediateCertificates:
+            ///   - clientCertificateDetails: The earlier draft's form of the two certificate fields.
+            internal init(
+                ccdid: Swift.Int,
+                clientCertificate: Components.Schemas.Base64Bytes? = nil,
+                intermediateCertificates: [Components.Schemas.Base64Bytes]? = nil,
+                clientCertificateDetails: Components.Schemas.ProvisionClientCertificateRequest.ClientCertificateDetailsPayload? = nil
+            ) {
+                self.ccdid = ccdid
+                self.clientCertificate = clientCertificate
+                self.intermediateCertificates = intermediateCertificates
+                self.clientCertificateDetails = clientCertificateDetails
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case ccdid
+                case clientCertificate
+                case intermediateCertificates
+                case clientCertificateDetails
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/FindClientCertificateRequest`.
+        internal struct FindClientCertificateRequest: Codable, Hashable, Sendable {
+            /// null or absent: every client identity of the fabric
+            ///
+            /// - Remark: Generated from `#/components/schemas/FindClientCertificateRequest/ccdid`.
+            internal var ccdid: Swift.Int?
+            /// Creates a new `FindClientCertificateRequest`.
+            ///
+            /// - Parameters:
+            ///   - ccdid: null or absent: every client identity of the fabric
+            internal init(ccdid: Swift.Int? = nil) {
+                self.ccdid = ccdid
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case ccdid
+            }
+        }
+        /// TLSClientCertificateDetailStruct (never the key)
+        ///
+        /// - Remark: Generated from `#/components/schemas/ClientCertificateDetails`.
+        internal struct ClientCertificateDetails: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ClientCertificateDetails/ccdid`.
+            internal var ccdid: Swift.Int
+            /// DER, base64; absent until provisioned, and in the attribute's list
+            ///
+            /// - Remark: Generated from `#/components/schemas/ClientCertificateDetails/clientCertificate`.
+            internal var clientCertificate: Components.Schemas.Base64Bytes?
+            /// - Remark: Generated from `#/components/schemas/ClientCertificateDetails/intermediateCertificates`.
+            internal var intermediateCertificates: [Components.Schemas.Base64Bytes]?
+            /// Creates a new `ClientCertificateDetails`.
+            ///
+            /// - Parameters:
+            ///   - ccdid:
+            ///   - clientCertificate: DER, base64; absent until provisioned, and in the attribute's list
+            ///   - intermediateCertificates:
+            internal init(
+                ccdid: Swift.Int,
+                clientCertificate: Components.Schemas.Base64Bytes? = nil,
+                intermediateCertificates: [Components.Schemas.Base64Bytes]? = nil
+            ) {
+                self.ccdid = ccdid
+                self.clientCertificate = clientCertificate
+                self.intermediateCertificates = intermediateCertificates
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case ccdid
+                case clientCertificate
+                case intermediateCertificates
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/FindClientCertificateResponse`.
+        internal struct FindClientCertificateResponse: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/FindClientCertificateResponse/certificateDetails`.
+            internal var certificateDetails: [Components.Schemas.ClientCertificateDetails]
+            /// Creates a new `FindClientCertificateResponse`.
+            ///
+            /// - Parameters:
+            ///   - certificateDetails:
+            internal init(certificateDetails: [Components.Schemas.ClientCertificateDetails]) {
+                self.certificateDetails = certificateDetails
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case certificateDetails
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/LookupClientCertificateResponse`.
+        internal struct LookupClientCertificateResponse: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/LookupClientCertificateResponse/ccdid`.
+            internal var ccdid: Swift.Int
+            /// Creates a new `LookupClientCertificateResponse`.
+            ///
+            /// - Parameters:
+            ///   - ccdid:
+            internal init(ccdid: Swift.Int) {
+                self.ccdid = ccdid
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case ccdid
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RemoveClientCertificateRequest`.
+        internal struct RemoveClientCertificateRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RemoveClientCertificateRequest/ccdid`.
+            internal var ccdid: Swift.Int
+            /// Creates a new `RemoveClientCertificateRequest`.
+            ///
+            /// - Parameters:
+            ///   - ccdid:
+            internal init(ccdid: Swift.Int) {
+                self.ccdid = ccdid
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case ccdid
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/TLSCertificateAttributes`.
+        internal struct TLSCertificateAttributes: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TLSCertificateAttributes/maxRootCertificates`.
+            internal var maxRootCertificates: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/TLSCertificateAttributes/provisionedRootCertificates`.
+            internal var provisionedRootCertificates: [Components.Schemas.RootCertificateDetails]
+            /// - Remark: Generated from `#/components/schemas/TLSCertificateAttributes/maxClientCertificates`.
+            internal var maxClientCertificates: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/TLSCertificateAttributes/provisionedClientCertificates`.
+            internal var provisionedClientCertificates: [Components.Schemas.ClientCertificateDetails]
+            /// Creates a new `TLSCertificateAttributes`.
+            ///
+            /// - Parameters:
+            ///   - maxRootCertificates:
+            ///   - provisionedRootCertificates:
+            ///   - maxClientCertificates:
+            ///   - provisionedClientCertificates:
+            internal init(
+                maxRootCertificates: Swift.Int,
+                provisionedRootCertificates: [Components.Schemas.RootCertificateDetails],
+                maxClientCertificates: Swift.Int,
+                provisionedClientCertificates: [Components.Schemas.ClientCertificateDetails]
+            ) {
+                self.maxRootCertificates = maxRootCertificates
+                self.provisionedRootCertificates = provisionedRootCertificates
+                self.maxClientCertificates = maxClientCertificates
+                self.provisionedClientCertificates = provisionedClientCertificates
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case maxRootCertificates
+                case provisionedRootCertificates
+                case maxClientCertificates
+                case provisionedClientCertificates
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ProvisionEndpointRequest`.
+        internal struct ProvisionEndpointRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ProvisionEndpointRequest/hostname`.
+            internal var hostname: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ProvisionEndpointRequest/port`.
+            internal var port: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/ProvisionEndpointRequest/caid`.
+            internal var caid: Swift.Int
+            /// Required here: Push AV uploads use mutual TLS
+            ///
+            /// - Remark: Generated from `#/components/schemas/ProvisionEndpointRequest/ccdid`.
+            internal var ccdid: Swift.Int?
+            /// Creates a new `ProvisionEndpointRequest`.
+            ///
+            /// - Parameters:
+            ///   - hostname:
+            ///   - port:
+            ///   - caid:
+            ///   - ccdid: Required here: Push AV uploads use mutual TLS
+            internal init(
+                hostname: Swift.String,
+                port: Swift.Int,
+                caid: Swift.Int,
+                ccdid: Swift.Int? = nil
+            ) {
+                self.hostname = hostname
+                self.port = port
+                self.caid = caid
+                self.ccdid = ccdid
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case hostname
+                case port
+                case caid
+                case ccdid
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ProvisionEndpointResponse`.
+        internal struct ProvisionEndpointResponse: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ProvisionEndpointResponse/endpointID`.
+            internal var endpointID: Swift.Int
+            /// Creates a new `ProvisionEndpointResponse`.
+            ///
+            /// - Parameters:
+            ///   - endpointID:
+            internal init(endpointID: Swift.Int) {
+                self.endpointID = endpointID
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case endpointID
+            }
+        }
+        /// Bytes as base64 (RFC 4648 §4, padded); anything else in the string is refused.
+        ///
+        /// - Remark: Generated from `#/components/schemas/Base64Bytes`.
+        internal typealias Base64Bytes = Foundation.Data
     }
 }

@@ -25,6 +25,61 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/tls/endpoints/{endpointID}`.
     /// - Remark: Generated from `#/paths//v1/tls/endpoints/{endpointID}/delete(removeTLSEndpoint)`.
     func removeTLSEndpoint(_ input: Operations.RemoveTLSEndpoint.Input) async throws -> Operations.RemoveTLSEndpoint.Output
+    /// The TLS Certificate Management attributes as the requesting fabric reads them: MaxRootCertificates, ProvisionedRootCertificates (CAIDs), MaxClientCertificates, ProvisionedClientCertificates (CCDIDs); never a certificate's bytes or a key
+    ///
+    /// - Remark: HTTP `GET /v1/tls/attributes`.
+    /// - Remark: Generated from `#/paths//v1/tls/attributes/get(readTLSCertificateAttributes)`.
+    func readTLSCertificateAttributes(_ input: Operations.ReadTLSCertificateAttributes.Input) async throws -> Operations.ReadTLSCertificateAttributes.Output
+    /// ProvisionRootCertificate: install the ingest's root CA certificate; answers its CAID
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/provisionRootCertificate`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/provisionRootCertificate/post(provisionRootCertificate)`.
+    func provisionRootCertificate(_ input: Operations.ProvisionRootCertificate.Input) async throws -> Operations.ProvisionRootCertificate.Output
+    /// RemoveRootCertificate
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/removeRootCertificate`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/removeRootCertificate/post(removeRootCertificate)`.
+    func removeRootCertificate(_ input: Operations.RemoveRootCertificate.Input) async throws -> Operations.RemoveRootCertificate.Output
+    /// FindRootCertificate: one root certificate by CAID, or (caid null or absent) all of the fabric's; 404 NOT_FOUND when there is none
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/findRootCertificate`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/findRootCertificate/post(findRootCertificate)`.
+    func findRootCertificate(_ input: Operations.FindRootCertificate.Input) async throws -> Operations.FindRootCertificate.Output
+    /// LookupRootCertificate: the CAID of the root certificate whose DER has this SHA-256
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/lookupRootCertificate`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/lookupRootCertificate/post(lookupRootCertificate)`.
+    func lookupRootCertificate(_ input: Operations.LookupRootCertificate.Input) async throws -> Operations.LookupRootCertificate.Output
+    /// ClientCSR: make a P-256 key pair (new, or replacing the key of ccdid; its private key never leaves the service); answers its CCDID, CSR and the signature over the nonce
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/clientCSR`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/clientCSR/post(clientCSR)`.
+    func clientCSR(_ input: Operations.ClientCSR.Input) async throws -> Operations.ClientCSR.Output
+    /// ProvisionClientCertificate: install the certificate signed from a CCDID's CSR
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/provisionClientCertificate`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/provisionClientCertificate/post(provisionClientCertificate)`.
+    func provisionClientCertificate(_ input: Operations.ProvisionClientCertificate.Input) async throws -> Operations.ProvisionClientCertificate.Output
+    /// FindClientCertificate: one client identity's certificates by CCDID, or (ccdid null or absent) all of the fabric's; never a key
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/findClientCertificate`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/findClientCertificate/post(findClientCertificate)`.
+    func findClientCertificate(_ input: Operations.FindClientCertificate.Input) async throws -> Operations.FindClientCertificate.Output
+    /// LookupClientCertificate: the CCDID whose provisioned certificate's DER has this SHA-256
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/lookupClientCertificate`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/lookupClientCertificate/post(lookupClientCertificate)`.
+    func lookupClientCertificate(_ input: Operations.LookupClientCertificate.Input) async throws -> Operations.LookupClientCertificate.Output
+    /// RemoveClientCertificate: delete a client identity (its key pair and certificates)
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/removeClientCertificate`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/removeClientCertificate/post(removeClientCertificate)`.
+    func removeClientCertificate(_ input: Operations.RemoveClientCertificate.Input) async throws -> Operations.RemoveClientCertificate.Output
+    /// ProvisionEndpoint: a TLS endpoint from a CAID and a CCDID; answers the TLSEndpointID AllocatePushTransport takes
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/provisionEndpoint`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/provisionEndpoint/post(provisionEndpoint)`.
+    func provisionEndpoint(_ input: Operations.ProvisionEndpoint.Input) async throws -> Operations.ProvisionEndpoint.Output
 }
 
 /// Convenience overloads for operation inputs.
@@ -73,6 +128,143 @@ extension APIProtocol {
         try await removeTLSEndpoint(Operations.RemoveTLSEndpoint.Input(
             path: path,
             headers: headers
+        ))
+    }
+    /// The TLS Certificate Management attributes as the requesting fabric reads them: MaxRootCertificates, ProvisionedRootCertificates (CAIDs), MaxClientCertificates, ProvisionedClientCertificates (CCDIDs); never a certificate's bytes or a key
+    ///
+    /// - Remark: HTTP `GET /v1/tls/attributes`.
+    /// - Remark: Generated from `#/paths//v1/tls/attributes/get(readTLSCertificateAttributes)`.
+    internal func readTLSCertificateAttributes(headers: Operations.ReadTLSCertificateAttributes.Input.Headers = .init()) async throws -> Operations.ReadTLSCertificateAttributes.Output {
+        try await readTLSCertificateAttributes(Operations.ReadTLSCertificateAttributes.Input(headers: headers))
+    }
+    /// ProvisionRootCertificate: install the ingest's root CA certificate; answers its CAID
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/provisionRootCertificate`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/provisionRootCertificate/post(provisionRootCertificate)`.
+    internal func provisionRootCertificate(
+        headers: Operations.ProvisionRootCertificate.Input.Headers = .init(),
+        body: Operations.ProvisionRootCertificate.Input.Body
+    ) async throws -> Operations.ProvisionRootCertificate.Output {
+        try await provisionRootCertificate(Operations.ProvisionRootCertificate.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// RemoveRootCertificate
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/removeRootCertificate`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/removeRootCertificate/post(removeRootCertificate)`.
+    internal func removeRootCertificate(
+        headers: Operations.RemoveRootCertificate.Input.Headers = .init(),
+        body: Operations.RemoveRootCertificate.Input.Body
+    ) async throws -> Operations.RemoveRootCertificate.Output {
+        try await removeRootCertificate(Operations.RemoveRootCertificate.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// FindRootCertificate: one root certificate by CAID, or (caid null or absent) all of the fabric's; 404 NOT_FOUND when there is none
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/findRootCertificate`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/findRootCertificate/post(findRootCertificate)`.
+    internal func findRootCertificate(
+        headers: Operations.FindRootCertificate.Input.Headers = .init(),
+        body: Operations.FindRootCertificate.Input.Body
+    ) async throws -> Operations.FindRootCertificate.Output {
+        try await findRootCertificate(Operations.FindRootCertificate.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// LookupRootCertificate: the CAID of the root certificate whose DER has this SHA-256
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/lookupRootCertificate`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/lookupRootCertificate/post(lookupRootCertificate)`.
+    internal func lookupRootCertificate(
+        headers: Operations.LookupRootCertificate.Input.Headers = .init(),
+        body: Operations.LookupRootCertificate.Input.Body
+    ) async throws -> Operations.LookupRootCertificate.Output {
+        try await lookupRootCertificate(Operations.LookupRootCertificate.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// ClientCSR: make a P-256 key pair (new, or replacing the key of ccdid; its private key never leaves the service); answers its CCDID, CSR and the signature over the nonce
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/clientCSR`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/clientCSR/post(clientCSR)`.
+    internal func clientCSR(
+        headers: Operations.ClientCSR.Input.Headers = .init(),
+        body: Operations.ClientCSR.Input.Body
+    ) async throws -> Operations.ClientCSR.Output {
+        try await clientCSR(Operations.ClientCSR.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// ProvisionClientCertificate: install the certificate signed from a CCDID's CSR
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/provisionClientCertificate`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/provisionClientCertificate/post(provisionClientCertificate)`.
+    internal func provisionClientCertificate(
+        headers: Operations.ProvisionClientCertificate.Input.Headers = .init(),
+        body: Operations.ProvisionClientCertificate.Input.Body
+    ) async throws -> Operations.ProvisionClientCertificate.Output {
+        try await provisionClientCertificate(Operations.ProvisionClientCertificate.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// FindClientCertificate: one client identity's certificates by CCDID, or (ccdid null or absent) all of the fabric's; never a key
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/findClientCertificate`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/findClientCertificate/post(findClientCertificate)`.
+    internal func findClientCertificate(
+        headers: Operations.FindClientCertificate.Input.Headers = .init(),
+        body: Operations.FindClientCertificate.Input.Body
+    ) async throws -> Operations.FindClientCertificate.Output {
+        try await findClientCertificate(Operations.FindClientCertificate.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// LookupClientCertificate: the CCDID whose provisioned certificate's DER has this SHA-256
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/lookupClientCertificate`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/lookupClientCertificate/post(lookupClientCertificate)`.
+    internal func lookupClientCertificate(
+        headers: Operations.LookupClientCertificate.Input.Headers = .init(),
+        body: Operations.LookupClientCertificate.Input.Body
+    ) async throws -> Operations.LookupClientCertificate.Output {
+        try await lookupClientCertificate(Operations.LookupClientCertificate.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// RemoveClientCertificate: delete a client identity (its key pair and certificates)
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/removeClientCertificate`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/removeClientCertificate/post(removeClientCertificate)`.
+    internal func removeClientCertificate(
+        headers: Operations.RemoveClientCertificate.Input.Headers = .init(),
+        body: Operations.RemoveClientCertificate.Input.Body
+    ) async throws -> Operations.RemoveClientCertificate.Output {
+        try await removeClientCertificate(Operations.RemoveClientCertificate.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// ProvisionEndpoint: a TLS endpoint from a CAID and a CCDID; answers the TLSEndpointID AllocatePushTransport takes
+    ///
+    /// - Remark: HTTP `POST /v1/tls/commands/provisionEndpoint`.
+    /// - Remark: Generated from `#/paths//v1/tls/commands/provisionEndpoint/post(provisionEndpoint)`.
+    internal func provisionEndpoint(
+        headers: Operations.ProvisionEndpoint.Input.Headers = .init(),
+        body: Operations.ProvisionEndpoint.Input.Body
+    ) async throws -> Operations.ProvisionEndpoint.Output {
+        try await provisionEndpoint(Operations.ProvisionEndpoint.Input(
+            headers: headers,
+            body: body
         ))
     }
 }

@@ -1,0 +1,120 @@
+import Foundation
+import OpenAPIRuntime
+import Sidecar
+
+// TLS Certificate Management and TLS Client Management (`/v1/tls/attributes`, `/v1/tls/commands/…`): root
+// certificates, client key pairs and their certificates, and the endpoints made from them. Each handler converts the
+// document's body to the control's request, field by field (a number to the cluster's width, naming the field when it
+// does not fit), and the control's answer back.
+extension SidecarOperations {
+    func readTLSCertificateAttributes(
+        _ input: Operations.ReadTLSCertificateAttributes.Input
+    ) async throws -> Operations.ReadTLSCertificateAttributes.Output {
+        let attributes = try await refusal { try await control.tlsCertificateAttributes(fabric: Self.fabric(input.headers.xFabricIndex)) }
+        return .ok(.init(body: .json(.init(
+            maxRootCertificates: attributes.maxRootCertificates,
+            provisionedRootCertificates: attributes.provisionedRootCertificates.map(Components.Schemas.RootCertificateDetails.init),
+            maxClientCertificates: attributes.maxClientCertificates,
+            provisionedClientCertificates: attributes.provisionedClientCertificates.map(Components.Schemas.ClientCertificateDetails.init)))))
+    }
+
+    func provisionRootCertificate(
+        _ input: Operations.ProvisionRootCertificate.Input
+    ) async throws -> Operations.ProvisionRootCertificate.Output {
+        guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
+        let request = ProvisionRootCertificateRequest(certificate: body.certificate, caid: try body.caid.map { try Self.integer($0, "caid") })
+        let caid = try await refusal { try await control.provisionRootCertificate(request, fabric: Self.fabric(input.headers.xFabricIndex)) }
+        return .ok(.init(body: .json(.init(caid: Int(caid)))))
+    }
+
+    func removeRootCertificate(_ input: Operations.RemoveRootCertificate.Input) async throws -> Operations.RemoveRootCertificate.Output {
+        guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
+        let caid: UInt16 = try Self.integer(body.caid, "caid")
+        try await refusal { try await control.removeRootCertificate(caid, fabric: Self.fabric(input.headers.xFabricIndex)) }
+        return .ok(.init(body: .json(.init())))
+    }
+
+    func findRootCertificate(_ input: Operations.FindRootCertificate.Input) async throws -> Operations.FindRootCertificate.Output {
+        guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
+        let caid: UInt16? = try body.caid.map { try Self.integer($0, "caid") }
+        let found = try await refusal { try await control.findRootCertificates(caid, fabric: Self.fabric(input.headers.xFabricIndex)) }
+        return .ok(.init(body: .json(.init(certificateDetails: found.map(Components.Schemas.RootCertificateDetails.init)))))
+    }
+
+    func lookupRootCertificate(_ input: Operations.LookupRootCertificate.Input) async throws -> Operations.LookupRootCertificate.Output {
+        guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
+        let caid = try await refusal {
+            try await control.lookupRootCertificate(fingerprint: body.fingerprint, fabric: Self.fabric(input.headers.xFabricIndex))
+        }
+        return .ok(.init(body: .json(.init(caid: Int(caid)))))
+    }
+
+    func clientCSR(_ input: Operations.ClientCSR.Input) async throws -> Operations.ClientCSR.Output {
+        guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
+        let request = ClientCSRRequest(nonce: body.nonce, ccdid: try body.ccdid.map { try Self.integer($0, "ccdid") })
+        let answer = try await refusal { try await control.clientCSR(request, fabric: Self.fabric(input.headers.xFabricIndex)) }
+        return .ok(.init(body: .json(.init(ccdid: Int(answer.ccdid), csr: answer.csr, nonceSignature: answer.nonceSignature))))
+    }
+
+    /// Takes the released form and the earlier draft's (the two certificate fields inside `clientCertificateDetails`);
+    /// the released form's fields win when a body has both.
+    func provisionClientCertificate(
+        _ input: Operations.ProvisionClientCertificate.Input
+    ) async throws -> Operations.ProvisionClientCertificate.Output {
+        guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
+        guard let certificate = body.clientCertificate ?? body.clientCertificateDetails?.clientCertificate else {
+            throw APIError.invalidCommand("clientCertificate: required field is missing")
+        }
+        let intermediates = body.clientCertificate != nil
+            ? body.intermediateCertificates : body.clientCertificateDetails?.intermediateCertificates
+        let request = ProvisionClientCertificateRequest(
+            ccdid: try Self.integer(body.ccdid, "ccdid"), clientCertificate: certificate, intermediateCertificates: intermediates ?? [])
+        try await refusal { try await control.provisionClientCertificate(request, fabric: Self.fabric(input.headers.xFabricIndex)) }
+        return .ok(.init(body: .json(.init())))
+    }
+
+    func findClientCertificate(_ input: Operations.FindClientCertificate.Input) async throws -> Operations.FindClientCertificate.Output {
+        guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
+        let ccdid: UInt16? = try body.ccdid.map { try Self.integer($0, "ccdid") }
+        let found = try await refusal { try await control.findClientCertificates(ccdid, fabric: Self.fabric(input.headers.xFabricIndex)) }
+        return .ok(.init(body: .json(.init(certificateDetails: found.map(Components.Schemas.ClientCertificateDetails.init)))))
+    }
+
+    func lookupClientCertificate(_ input: Operations.LookupClientCertificate.Input) async throws -> Operations.LookupClientCertificate.Output {
+        guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
+        let ccdid = try await refusal {
+            try await control.lookupClientCertificate(fingerprint: body.fingerprint, fabric: Self.fabric(input.headers.xFabricIndex))
+        }
+        return .ok(.init(body: .json(.init(ccdid: Int(ccdid)))))
+    }
+
+    func removeClientCertificate(_ input: Operations.RemoveClientCertificate.Input) async throws -> Operations.RemoveClientCertificate.Output {
+        guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
+        let ccdid: UInt16 = try Self.integer(body.ccdid, "ccdid")
+        try await refusal { try await control.removeClientCertificate(ccdid, fabric: Self.fabric(input.headers.xFabricIndex)) }
+        return .ok(.init(body: .json(.init())))
+    }
+
+    func provisionEndpoint(_ input: Operations.ProvisionEndpoint.Input) async throws -> Operations.ProvisionEndpoint.Output {
+        guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
+        let request = ProvisionEndpointRequest(
+            hostname: body.hostname, port: try Self.integer(body.port, "port"), caid: try Self.integer(body.caid, "caid"),
+            ccdid: try body.ccdid.map { try Self.integer($0, "ccdid") })
+        let endpointID = try await refusal { try await control.provisionEndpoint(request, fabric: Self.fabric(input.headers.xFabricIndex)) }
+        return .ok(.init(body: .json(.init(endpointID: Int(endpointID)))))
+    }
+}
+
+extension Components.Schemas.RootCertificateDetails {
+    init(_ details: RootCertificateDetails) {
+        self.init(caid: Int(details.caid), certificate: details.certificate)
+    }
+}
+
+extension Components.Schemas.ClientCertificateDetails {
+    init(_ details: ClientCertificateDetails) {
+        self.init(
+            ccdid: Int(details.ccdid), clientCertificate: details.clientCertificate,
+            intermediateCertificates: details.intermediateCertificates)
+    }
+}
