@@ -191,7 +191,8 @@ let package = Package(
         ),
         // What several test targets share: paths, free ports, the built pushav, child processes, a live RTSP camera,
         // a hand-moved clock.
-        .target(name: "TestSupport", dependencies: ["TransportModel", "Ingest", .product(name: "Logging", package: "swift-log")],
+        .target(name: "TestSupport", dependencies: ["TransportModel", "Ingest", .product(name: "Logging", package: "swift-log"),
+                                                  .product(name: "AsyncHTTPClient", package: "async-http-client")],
                 path: "Tests/TestSupport"),
         .testTarget(name: "DomainTests", dependencies: ["Domain"]),
         .testTarget(name: "TimelineTests", dependencies: ["Domain", "Timeline", "TestSupport"]),

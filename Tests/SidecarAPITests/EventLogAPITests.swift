@@ -65,32 +65,32 @@ import TransportModel
             let server = try #require(sidecar.servers["cam1"])
             for connection: UInt16 in [1, 2, 1] { try await record(connection, on: server) }
 
-            let http = HTTPClient(eventLoopGroupProvider: .singleton)
-            let (query, lastEventID): (String, String?) = switch resume {
-            case .lastEventID: ("", "2")
-            case .since: ("?since=2", nil)
-            case .bothHeaderWins: ("?since=0", "2")
+            try await withHTTPClient { http in
+                let (query, lastEventID): (String, String?) = switch resume {
+                case .lastEventID: ("", "2")
+                case .since: ("?since=2", nil)
+                case .bothHeaderWins: ("?since=0", "2")
+                }
+                var reader = try await EventStreamReader.open(http, port: port, fabric: 1, query: query, lastEventID: lastEventID)
+                for connection: UInt16 in [1, 2] { try await record(connection, on: server) }
+                _ = try await server.recordingStarted(connectionID: 1, trigger: .motion)
+                try await reader.read(frames: 5)
+                #expect(reader.frameIDs == [5, 6, 7, 8, 11])
+                #expect(reader.text.hasPrefix("""
+                    id: 5
+                    event: PushTransportBegin
+                    data: {"cmafSessionNumber":2,"connectionID":1,"containerType":0,"triggerType":1}
+
+                    id: 6
+                    event: PushTransportEnd
+                    data: {"cmafSessionNumber":2,"connectionID":1,"containerType":0}
+
+                    id: 7
+
+                    """))
+                // Ends the streams (as shutdown does), so the server does not wait for them.
+                await server.finishSubscriptions()
             }
-            var reader = try await EventStreamReader.open(http, port: port, fabric: 1, query: query, lastEventID: lastEventID)
-            for connection: UInt16 in [1, 2] { try await record(connection, on: server) }
-            _ = try await server.recordingStarted(connectionID: 1, trigger: .motion)
-            try await reader.read(frames: 5)
-            #expect(reader.frameIDs == [5, 6, 7, 8, 11])
-            #expect(reader.text.hasPrefix("""
-                id: 5
-                event: PushTransportBegin
-                data: {"cmafSessionNumber":2,"connectionID":1,"containerType":0,"triggerType":1}
-
-                id: 6
-                event: PushTransportEnd
-                data: {"cmafSessionNumber":2,"connectionID":1,"containerType":0}
-
-                id: 7
-
-                """))
-            // Ends the streams (as shutdown does), so the server does not wait for them.
-            await server.finishSubscriptions()
-            try await http.shutdown()
         }
     }
 
@@ -101,22 +101,22 @@ import TransportModel
             let port = try #require(client.port)
             try await twoActiveTransports(client)
             let server = try #require(sidecar.servers["cam1"])
-            let http = HTTPClient(eventLoopGroupProvider: .singleton)
-            let recordings = 40
-            let producer = Task {
-                for index in 0..<recordings { try await record(index % 3 == 2 ? 2 : 1, on: server) }
+            try await withHTTPClient { http in
+                let recordings = 40
+                let producer = Task {
+                    for index in 0..<recordings { try await record(index % 3 == 2 ? 2 : 1, on: server) }
+                }
+                var readers: [EventStreamReader] = []
+                for _ in 0..<4 { readers.append(try await EventStreamReader.open(http, port: port, fabric: 1, query: "?since=0")) }
+                try await producer.value
+                let expected = try await server.loggedEvents(after: 0, fabric: 1, limit: 1000).map(\.number)
+                #expect(expected.count == 2 * (recordings - recordings / 3))
+                for var reader in readers {
+                    try await reader.read(frames: expected.count)
+                    #expect(reader.frameIDs == expected)
+                }
+                await server.finishSubscriptions()
             }
-            var readers: [EventStreamReader] = []
-            for _ in 0..<4 { readers.append(try await EventStreamReader.open(http, port: port, fabric: 1, query: "?since=0")) }
-            try await producer.value
-            let expected = try await server.loggedEvents(after: 0, fabric: 1, limit: 1000).map(\.number)
-            #expect(expected.count == 2 * (recordings - recordings / 3))
-            for var reader in readers {
-                try await reader.read(frames: expected.count)
-                #expect(reader.frameIDs == expected)
-            }
-            await server.finishSubscriptions()
-            try await http.shutdown()
         }
     }
 
@@ -196,12 +196,12 @@ import TransportModel
             let fabric2 = try JSONDecoder().decode(Page.self, from: Data(buffer: try await read(client, "", fabric: 2).body))
             #expect(fabric2.events.map(\.number) == [3, 4])
 
-            let http = HTTPClient(eventLoopGroupProvider: .singleton)
-            var reader = try await EventStreamReader.open(http, port: port, fabric: 3, query: "?since=0")
-            await server.finishSubscriptions()
-            try await reader.readToEnd()
-            #expect(reader.text == "")
-            try await http.shutdown()
+            try await withHTTPClient { http in
+                var reader = try await EventStreamReader.open(http, port: port, fabric: 3, query: "?since=0")
+                await server.finishSubscriptions()
+                try await reader.readToEnd()
+                #expect(reader.text == "")
+            }
         }
     }
 }

@@ -81,52 +81,52 @@ struct EventStreamReader {
                 #expect(response.status == .ok)
             }
 
-            let http = HTTPClient(eventLoopGroupProvider: .singleton)
-            var fabric1 = try await EventStreamReader.open(http, port: port, fabric: 1)
-            var fabric2 = try await EventStreamReader.open(http, port: port, fabric: 2)
+            try await withHTTPClient { http in
+                var fabric1 = try await EventStreamReader.open(http, port: port, fabric: 1)
+                var fabric2 = try await EventStreamReader.open(http, port: port, fabric: 2)
 
-            // What the recorder would report; fabric 2's recording is ended by the recorder after its deallocation.
-            let server = try #require(sidecar.servers["cam1"])
-            let first = try await server.recordingStarted(connectionID: 1, trigger: .motion)
-            _ = try await server.recordingStarted(connectionID: 2, trigger: .command(.doorbellPressed))
-            #expect(await server.recordingEnded(connectionID: 1, sessionNumber: first))
-            let deallocated = try await client.command("deallocatePushTransport", #"{"connectionID":2}"#, fabric: 2)
-            #expect(deallocated.status == .ok)
-            #expect(await server.recordingEnded(connectionID: 2, sessionNumber: 1))
-            _ = try await server.recordingStarted(connectionID: 1, trigger: .command(.userInitiated))
+                // What the recorder would report; fabric 2's recording is ended by the recorder after its deallocation.
+                let server = try #require(sidecar.servers["cam1"])
+                let first = try await server.recordingStarted(connectionID: 1, trigger: .motion)
+                _ = try await server.recordingStarted(connectionID: 2, trigger: .command(.doorbellPressed))
+                #expect(await server.recordingEnded(connectionID: 1, sessionNumber: first))
+                let deallocated = try await client.command("deallocatePushTransport", #"{"connectionID":2}"#, fabric: 2)
+                #expect(deallocated.status == .ok)
+                #expect(await server.recordingEnded(connectionID: 2, sessionNumber: 1))
+                _ = try await server.recordingStarted(connectionID: 1, trigger: .command(.userInitiated))
 
-            // Ids are the cluster's event numbers, shared by every fabric: 2 and 4 are fabric 2's.
-            try await fabric1.read(frames: 3)
-            #expect(fabric1.text == """
-                id: 1
-                event: PushTransportBegin
-                data: {"cmafSessionNumber":1,"connectionID":1,"containerType":0,"triggerType":1}
+                // Ids are the cluster's event numbers, shared by every fabric: 2 and 4 are fabric 2's.
+                try await fabric1.read(frames: 3)
+                #expect(fabric1.text == """
+                    id: 1
+                    event: PushTransportBegin
+                    data: {"cmafSessionNumber":1,"connectionID":1,"containerType":0,"triggerType":1}
 
-                id: 3
-                event: PushTransportEnd
-                data: {"cmafSessionNumber":1,"connectionID":1,"containerType":0}
+                    id: 3
+                    event: PushTransportEnd
+                    data: {"cmafSessionNumber":1,"connectionID":1,"containerType":0}
 
-                id: 5
-                event: PushTransportBegin
-                data: {"activationReason":0,"cmafSessionNumber":2,"connectionID":1,"containerType":0,"triggerType":0}
-
-
-                """)
-            try await fabric2.read(frames: 2)
-            #expect(fabric2.text == """
-                id: 2
-                event: PushTransportBegin
-                data: {"activationReason":3,"cmafSessionNumber":1,"connectionID":2,"containerType":0,"triggerType":0}
-
-                id: 4
-                event: PushTransportEnd
-                data: {"cmafSessionNumber":1,"connectionID":2,"containerType":0}
+                    id: 5
+                    event: PushTransportBegin
+                    data: {"activationReason":0,"cmafSessionNumber":2,"connectionID":1,"containerType":0,"triggerType":0}
 
 
-                """)
+                    """)
+                try await fabric2.read(frames: 2)
+                #expect(fabric2.text == """
+                    id: 2
+                    event: PushTransportBegin
+                    data: {"activationReason":3,"cmafSessionNumber":1,"connectionID":2,"containerType":0,"triggerType":0}
 
-            // Both subscribers disconnect; the next keep-alive write fails and each subscription ends.
-            try await http.shutdown()
+                    id: 4
+                    event: PushTransportEnd
+                    data: {"cmafSessionNumber":1,"connectionID":2,"containerType":0}
+
+
+                    """)
+
+                // Both subscribers disconnect; the next keep-alive write fails and each subscription ends.
+            }
             let deadline = ContinuousClock.now + .seconds(5)
             while logs.all.filter({ $0 == "event subscriber gone" }).count < 2, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
@@ -139,13 +139,13 @@ struct EventStreamReader {
     @Test func streamEndsWhenTheClusterFinishesSubscriptions() async throws {
         try await withAPI(.live) { sidecar, client in
             let port = try #require(client.port)
-            let http = HTTPClient(eventLoopGroupProvider: .singleton)
-            var reader = try await EventStreamReader.open(http, port: port, fabric: 1)
-            await sidecar.servers["cam1"]!.finishSubscriptions()
-            reader.text = ""
-            try await reader.readToEnd()
-            #expect(reader.text == "")
-            try await http.shutdown()
+            try await withHTTPClient { http in
+                var reader = try await EventStreamReader.open(http, port: port, fabric: 1)
+                await sidecar.servers["cam1"]!.finishSubscriptions()
+                reader.text = ""
+                try await reader.readToEnd()
+                #expect(reader.text == "")
+            }
         }
     }
 }
