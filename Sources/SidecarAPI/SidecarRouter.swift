@@ -163,7 +163,6 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
         ]
         routes += commandRoutes
         routes += zoneManagementRoutes
-        routes += attributeRoutes
         return routes
     }
 
@@ -206,12 +205,7 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
 
     func transport(_ context: BasicRequestContext) throws -> (String, PushAVStreamTransportServer) {
         let cameraID = context.parameters.get("camera") ?? ""
-        guard let transport = control.transport(camera: cameraID) else { throw unknownCamera(cameraID) }
-        return (cameraID, transport)
-    }
-
-    func unknownCamera(_ cameraID: String) -> APIError {
-        APIError.notFound("camera: no camera \"\(cameraID)\" (cameras: \(control.cameraIDs.joined(separator: ", ")))")
+        return (cameraID, try control.transportServer(camera: cameraID))
     }
 }
 

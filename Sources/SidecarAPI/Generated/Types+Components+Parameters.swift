@@ -3,9 +3,14 @@
 import struct Foundation.URL
 import struct Foundation.Data
 import struct Foundation.Date
+import TransportModel
 extension Components {
     /// Types generated from the `#/components/parameters` section of the OpenAPI document.
     internal enum Parameters {
+        /// A camera ID from the configuration.
+        ///
+        /// - Remark: Generated from `#/components/parameters/camera`.
+        internal typealias Camera = Swift.String
         /// - Remark: Generated from `#/components/parameters/endpointID`.
         internal typealias EndpointID = Swift.Int
         /// The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.

@@ -3,6 +3,7 @@
 import struct Foundation.URL
 import struct Foundation.Data
 import struct Foundation.Date
+import TransportModel
 extension Components {
     /// Types generated from the `#/components/schemas` section of the OpenAPI document.
     internal enum Schemas {
@@ -68,10 +69,90 @@ extension Components {
                 case message
             }
         }
+        /// - Remark: Generated from `#/components/schemas/VideoStreamStruct`.
+        internal typealias VideoStreamStruct = TransportModel.VideoStreamStruct
+        /// - Remark: Generated from `#/components/schemas/AudioStreamStruct`.
+        internal typealias AudioStreamStruct = TransportModel.AudioStreamStruct
+        /// - Remark: Generated from `#/components/schemas/CMAFContainerOptionsStruct`.
+        internal typealias CMAFContainerOptionsStruct = TransportModel.CMAFContainerOptionsStruct
+        /// - Remark: Generated from `#/components/schemas/ContainerOptionsStruct`.
+        internal typealias ContainerOptionsStruct = TransportModel.ContainerOptionsStruct
+        /// - Remark: Generated from `#/components/schemas/TransportZoneOptionsStruct`.
+        internal typealias TransportZoneOptionsStruct = TransportModel.TransportZoneOptionsStruct
+        /// - Remark: Generated from `#/components/schemas/TransportMotionTriggerTimeControlStruct`.
+        internal typealias TransportMotionTriggerTimeControlStruct = TransportModel.TransportMotionTriggerTimeControlStruct
+        /// - Remark: Generated from `#/components/schemas/TransportTriggerOptionsStruct`.
+        internal typealias TransportTriggerOptionsStruct = TransportModel.TransportTriggerOptionsStruct
+        /// - Remark: Generated from `#/components/schemas/TransportOptionsStruct`.
+        internal typealias TransportOptionsStruct = TransportModel.TransportOptionsStruct
+        /// - Remark: Generated from `#/components/schemas/TransportConfigurationStruct`.
+        internal typealias TransportConfigurationStruct = TransportModel.TransportConfigurationStruct
+        /// - Remark: Generated from `#/components/schemas/SupportedFormatStruct`.
+        internal typealias SupportedFormatStruct = TransportModel.SupportedFormatStruct
         /// {} — the command succeeded.
         ///
         /// - Remark: Generated from `#/components/schemas/EmptyObject`.
         internal typealias EmptyObject = OpenAPIRuntime.OpenAPIObjectContainer
+        /// - Remark: Generated from `#/components/schemas/BooleanValue`.
+        internal struct BooleanValue: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/BooleanValue/value`.
+            internal var value: Swift.Bool
+            /// Creates a new `BooleanValue`.
+            ///
+            /// - Parameters:
+            ///   - value:
+            internal init(value: Swift.Bool) {
+                self.value = value
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case value
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/CurrentConnectionsValue`.
+        internal struct CurrentConnectionsValue: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/CurrentConnectionsValue/value`.
+            internal var value: [Components.Schemas.TransportConfigurationStruct]
+            /// Creates a new `CurrentConnectionsValue`.
+            ///
+            /// - Parameters:
+            ///   - value:
+            internal init(value: [Components.Schemas.TransportConfigurationStruct]) {
+                self.value = value
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case value
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/SupportedFormatsValue`.
+        internal struct SupportedFormatsValue: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/SupportedFormatsValue/value`.
+            internal var value: [Components.Schemas.SupportedFormatStruct]
+            /// Creates a new `SupportedFormatsValue`.
+            ///
+            /// - Parameters:
+            ///   - value:
+            internal init(value: [Components.Schemas.SupportedFormatStruct]) {
+                self.value = value
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case value
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/FeatureMapValue`.
+        internal struct FeatureMapValue: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/FeatureMapValue/value`.
+            internal var value: Swift.Int
+            /// Creates a new `FeatureMapValue`.
+            ///
+            /// - Parameters:
+            ///   - value:
+            internal init(value: Swift.Int) {
+                self.value = value
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case value
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/TLSEndpointRequest`.
         internal struct TLSEndpointRequest: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/TLSEndpointRequest/hostname`.

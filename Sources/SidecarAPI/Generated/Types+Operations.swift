@@ -3,8 +3,2423 @@
 import struct Foundation.URL
 import struct Foundation.Data
 import struct Foundation.Date
+import TransportModel
 /// API operations, with input and output types, generated from `#/paths` in the OpenAPI document.
 internal enum Operations {
+    /// CurrentConnections as the caller's fabric reads it
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/currentConnections`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/currentConnections/get(currentConnections)`.
+    internal enum CurrentConnections {
+        internal static let id: Swift.String = "currentConnections"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/currentConnections/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/currentConnections/GET/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.CurrentConnections.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/currentConnections/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                /// The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/currentConnections/GET/header/X-Fabric-Index`.
+                internal var xFabricIndex: Components.Parameters.Fabric?
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CurrentConnections.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xFabricIndex: The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///   - accept:
+                internal init(
+                    xFabricIndex: Components.Parameters.Fabric? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CurrentConnections.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.xFabricIndex = xFabricIndex
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.CurrentConnections.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.CurrentConnections.Input.Path,
+                headers: Operations.CurrentConnections.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/currentConnections/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/currentConnections/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.CurrentConnectionsValue)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.CurrentConnectionsValue {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.CurrentConnections.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.CurrentConnections.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// OK
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/currentConnections/get(currentConnections)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.CurrentConnections.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.CurrentConnections.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/currentConnections/get(currentConnections)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/currentConnections/get(currentConnections)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/currentConnections/get(currentConnections)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/currentConnections/get(currentConnections)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/currentConnections/get(currentConnections)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// SupportedFormats
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/supportedFormats`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/supportedFormats/get(supportedFormats)`.
+    internal enum SupportedFormats {
+        internal static let id: Swift.String = "supportedFormats"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/supportedFormats/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/supportedFormats/GET/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.SupportedFormats.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/supportedFormats/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SupportedFormats.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SupportedFormats.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.SupportedFormats.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.SupportedFormats.Input.Path,
+                headers: Operations.SupportedFormats.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/supportedFormats/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/supportedFormats/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.SupportedFormatsValue)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.SupportedFormatsValue {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.SupportedFormats.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.SupportedFormats.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// OK
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/supportedFormats/get(supportedFormats)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.SupportedFormats.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.SupportedFormats.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/supportedFormats/get(supportedFormats)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/supportedFormats/get(supportedFormats)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/supportedFormats/get(supportedFormats)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/supportedFormats/get(supportedFormats)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// FeatureMap: bit 0 PERZONESENS (serve.yaml cameras[].perZoneSensitivity), bit 1 METADATA (never set)
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/featureMap`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/featureMap/get(featureMap)`.
+    internal enum FeatureMap {
+        internal static let id: Swift.String = "featureMap"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/featureMap/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/featureMap/GET/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.FeatureMap.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/featureMap/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.FeatureMap.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.FeatureMap.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.FeatureMap.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.FeatureMap.Input.Path,
+                headers: Operations.FeatureMap.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/featureMap/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/featureMap/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.FeatureMapValue)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.FeatureMapValue {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.FeatureMap.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.FeatureMap.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// OK
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/featureMap/get(featureMap)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.FeatureMap.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.FeatureMap.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/featureMap/get(featureMap)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/featureMap/get(featureMap)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/featureMap/get(featureMap)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/featureMap/get(featureMap)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Read recordingMicrophoneMuted
+    ///
+    /// Recordings carry no audio track, from the next recording on.
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/recordingMicrophoneMuted`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/get(get_recordingMicrophoneMuted)`.
+    internal enum GetRecordingMicrophoneMuted {
+        internal static let id: Swift.String = "get_recordingMicrophoneMuted"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/recordingMicrophoneMuted/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/recordingMicrophoneMuted/GET/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.GetRecordingMicrophoneMuted.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/recordingMicrophoneMuted/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetRecordingMicrophoneMuted.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetRecordingMicrophoneMuted.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetRecordingMicrophoneMuted.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.GetRecordingMicrophoneMuted.Input.Path,
+                headers: Operations.GetRecordingMicrophoneMuted.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/recordingMicrophoneMuted/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/recordingMicrophoneMuted/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.BooleanValue)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.BooleanValue {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetRecordingMicrophoneMuted.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.GetRecordingMicrophoneMuted.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// OK
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/get(get_recordingMicrophoneMuted)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetRecordingMicrophoneMuted.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetRecordingMicrophoneMuted.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/get(get_recordingMicrophoneMuted)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/get(get_recordingMicrophoneMuted)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/get(get_recordingMicrophoneMuted)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/get(get_recordingMicrophoneMuted)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Write recordingMicrophoneMuted (persisted)
+    ///
+    /// Recordings carry no audio track, from the next recording on.
+    ///
+    /// - Remark: HTTP `PUT /v1/cameras/{camera}/attributes/recordingMicrophoneMuted`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/put(put_recordingMicrophoneMuted)`.
+    internal enum PutRecordingMicrophoneMuted {
+        internal static let id: Swift.String = "put_recordingMicrophoneMuted"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/recordingMicrophoneMuted/PUT/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/recordingMicrophoneMuted/PUT/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.PutRecordingMicrophoneMuted.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/recordingMicrophoneMuted/PUT/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PutRecordingMicrophoneMuted.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PutRecordingMicrophoneMuted.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.PutRecordingMicrophoneMuted.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/recordingMicrophoneMuted/PUT/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/recordingMicrophoneMuted/PUT/requestBody/content/application\/json`.
+                case json(Components.Schemas.BooleanValue)
+            }
+            internal var body: Operations.PutRecordingMicrophoneMuted.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.PutRecordingMicrophoneMuted.Input.Path,
+                headers: Operations.PutRecordingMicrophoneMuted.Input.Headers = .init(),
+                body: Operations.PutRecordingMicrophoneMuted.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/recordingMicrophoneMuted/PUT/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/recordingMicrophoneMuted/PUT/responses/200/content/application\/json`.
+                    case json(Components.Schemas.BooleanValue)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.BooleanValue {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.PutRecordingMicrophoneMuted.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.PutRecordingMicrophoneMuted.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The value after the write
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/put(put_recordingMicrophoneMuted)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.PutRecordingMicrophoneMuted.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.PutRecordingMicrophoneMuted.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/put(put_recordingMicrophoneMuted)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/put(put_recordingMicrophoneMuted)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/put(put_recordingMicrophoneMuted)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/put(put_recordingMicrophoneMuted)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// BUSY (uploads pending), INVALID_IN_STATE (e.g. a privacy mode is on), RESOURCE_EXHAUSTED, ALREADY_EXISTS.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/put(put_recordingMicrophoneMuted)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.E409)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.E409 {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than 65536 bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/put(put_recordingMicrophoneMuted)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.E413)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.E413 {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// INVALID_COMMAND: a request body that is not application/json (what a browser sends cross-site without a preflight).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/put(put_recordingMicrophoneMuted)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.E415)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.E415 {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/put(put_recordingMicrophoneMuted)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/put(put_recordingMicrophoneMuted)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.E422)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.E422 {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Read softRecordingPrivacyModeEnabled
+    ///
+    /// No recording uploads: Active is refused (INVALID_IN_STATE) and turning it on ends running recordings.
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/get(get_softRecordingPrivacyModeEnabled)`.
+    internal enum GetSoftRecordingPrivacyModeEnabled {
+        internal static let id: Swift.String = "get_softRecordingPrivacyModeEnabled"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/GET/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.GetSoftRecordingPrivacyModeEnabled.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetSoftRecordingPrivacyModeEnabled.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetSoftRecordingPrivacyModeEnabled.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetSoftRecordingPrivacyModeEnabled.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.GetSoftRecordingPrivacyModeEnabled.Input.Path,
+                headers: Operations.GetSoftRecordingPrivacyModeEnabled.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.BooleanValue)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.BooleanValue {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetSoftRecordingPrivacyModeEnabled.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.GetSoftRecordingPrivacyModeEnabled.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// OK
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/get(get_softRecordingPrivacyModeEnabled)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetSoftRecordingPrivacyModeEnabled.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetSoftRecordingPrivacyModeEnabled.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/get(get_softRecordingPrivacyModeEnabled)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/get(get_softRecordingPrivacyModeEnabled)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/get(get_softRecordingPrivacyModeEnabled)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/get(get_softRecordingPrivacyModeEnabled)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Write softRecordingPrivacyModeEnabled (persisted)
+    ///
+    /// No recording uploads: Active is refused (INVALID_IN_STATE) and turning it on ends running recordings.
+    ///
+    /// - Remark: HTTP `PUT /v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/put(put_softRecordingPrivacyModeEnabled)`.
+    internal enum PutSoftRecordingPrivacyModeEnabled {
+        internal static let id: Swift.String = "put_softRecordingPrivacyModeEnabled"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/PUT/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/PUT/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.PutSoftRecordingPrivacyModeEnabled.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/PUT/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PutSoftRecordingPrivacyModeEnabled.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PutSoftRecordingPrivacyModeEnabled.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.PutSoftRecordingPrivacyModeEnabled.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/PUT/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/PUT/requestBody/content/application\/json`.
+                case json(Components.Schemas.BooleanValue)
+            }
+            internal var body: Operations.PutSoftRecordingPrivacyModeEnabled.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.PutSoftRecordingPrivacyModeEnabled.Input.Path,
+                headers: Operations.PutSoftRecordingPrivacyModeEnabled.Input.Headers = .init(),
+                body: Operations.PutSoftRecordingPrivacyModeEnabled.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/PUT/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/PUT/responses/200/content/application\/json`.
+                    case json(Components.Schemas.BooleanValue)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.BooleanValue {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.PutSoftRecordingPrivacyModeEnabled.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.PutSoftRecordingPrivacyModeEnabled.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The value after the write
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/put(put_softRecordingPrivacyModeEnabled)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.PutSoftRecordingPrivacyModeEnabled.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.PutSoftRecordingPrivacyModeEnabled.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/put(put_softRecordingPrivacyModeEnabled)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/put(put_softRecordingPrivacyModeEnabled)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/put(put_softRecordingPrivacyModeEnabled)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/put(put_softRecordingPrivacyModeEnabled)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// BUSY (uploads pending), INVALID_IN_STATE (e.g. a privacy mode is on), RESOURCE_EXHAUSTED, ALREADY_EXISTS.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/put(put_softRecordingPrivacyModeEnabled)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.E409)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.E409 {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than 65536 bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/put(put_softRecordingPrivacyModeEnabled)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.E413)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.E413 {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// INVALID_COMMAND: a request body that is not application/json (what a browser sends cross-site without a preflight).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/put(put_softRecordingPrivacyModeEnabled)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.E415)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.E415 {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/put(put_softRecordingPrivacyModeEnabled)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/put(put_softRecordingPrivacyModeEnabled)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.E422)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.E422 {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Read softLivestreamPrivacyModeEnabled
+    ///
+    /// No live-view uploads.
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/get(get_softLivestreamPrivacyModeEnabled)`.
+    internal enum GetSoftLivestreamPrivacyModeEnabled {
+        internal static let id: Swift.String = "get_softLivestreamPrivacyModeEnabled"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/GET/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.GetSoftLivestreamPrivacyModeEnabled.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetSoftLivestreamPrivacyModeEnabled.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetSoftLivestreamPrivacyModeEnabled.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetSoftLivestreamPrivacyModeEnabled.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.GetSoftLivestreamPrivacyModeEnabled.Input.Path,
+                headers: Operations.GetSoftLivestreamPrivacyModeEnabled.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.BooleanValue)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.BooleanValue {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetSoftLivestreamPrivacyModeEnabled.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.GetSoftLivestreamPrivacyModeEnabled.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// OK
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/get(get_softLivestreamPrivacyModeEnabled)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetSoftLivestreamPrivacyModeEnabled.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetSoftLivestreamPrivacyModeEnabled.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/get(get_softLivestreamPrivacyModeEnabled)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/get(get_softLivestreamPrivacyModeEnabled)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/get(get_softLivestreamPrivacyModeEnabled)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/get(get_softLivestreamPrivacyModeEnabled)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Write softLivestreamPrivacyModeEnabled (persisted)
+    ///
+    /// No live-view uploads.
+    ///
+    /// - Remark: HTTP `PUT /v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/put(put_softLivestreamPrivacyModeEnabled)`.
+    internal enum PutSoftLivestreamPrivacyModeEnabled {
+        internal static let id: Swift.String = "put_softLivestreamPrivacyModeEnabled"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/PUT/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/PUT/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.PutSoftLivestreamPrivacyModeEnabled.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/PUT/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PutSoftLivestreamPrivacyModeEnabled.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PutSoftLivestreamPrivacyModeEnabled.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.PutSoftLivestreamPrivacyModeEnabled.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/PUT/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/PUT/requestBody/content/application\/json`.
+                case json(Components.Schemas.BooleanValue)
+            }
+            internal var body: Operations.PutSoftLivestreamPrivacyModeEnabled.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.PutSoftLivestreamPrivacyModeEnabled.Input.Path,
+                headers: Operations.PutSoftLivestreamPrivacyModeEnabled.Input.Headers = .init(),
+                body: Operations.PutSoftLivestreamPrivacyModeEnabled.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/PUT/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/PUT/responses/200/content/application\/json`.
+                    case json(Components.Schemas.BooleanValue)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.BooleanValue {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.PutSoftLivestreamPrivacyModeEnabled.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.PutSoftLivestreamPrivacyModeEnabled.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The value after the write
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/put(put_softLivestreamPrivacyModeEnabled)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.PutSoftLivestreamPrivacyModeEnabled.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.PutSoftLivestreamPrivacyModeEnabled.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/put(put_softLivestreamPrivacyModeEnabled)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/put(put_softLivestreamPrivacyModeEnabled)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/put(put_softLivestreamPrivacyModeEnabled)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/put(put_softLivestreamPrivacyModeEnabled)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// BUSY (uploads pending), INVALID_IN_STATE (e.g. a privacy mode is on), RESOURCE_EXHAUSTED, ALREADY_EXISTS.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/put(put_softLivestreamPrivacyModeEnabled)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.E409)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.E409 {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than 65536 bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/put(put_softLivestreamPrivacyModeEnabled)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.E413)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.E413 {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// INVALID_COMMAND: a request body that is not application/json (what a browser sends cross-site without a preflight).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/put(put_softLivestreamPrivacyModeEnabled)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.E415)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.E415 {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/put(put_softLivestreamPrivacyModeEnabled)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/put(put_softLivestreamPrivacyModeEnabled)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.E422)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.E422 {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// The fabric's TLS endpoints
     ///
     /// - Remark: HTTP `GET /v1/tls/endpoints`.

@@ -3,8 +3,66 @@
 import struct Foundation.URL
 import struct Foundation.Data
 import struct Foundation.Date
+import TransportModel
 /// A type that performs HTTP operations defined by the OpenAPI document.
 internal protocol APIProtocol: Sendable {
+    /// CurrentConnections as the caller's fabric reads it
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/currentConnections`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/currentConnections/get(currentConnections)`.
+    func currentConnections(_ input: Operations.CurrentConnections.Input) async throws -> Operations.CurrentConnections.Output
+    /// SupportedFormats
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/supportedFormats`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/supportedFormats/get(supportedFormats)`.
+    func supportedFormats(_ input: Operations.SupportedFormats.Input) async throws -> Operations.SupportedFormats.Output
+    /// FeatureMap: bit 0 PERZONESENS (serve.yaml cameras[].perZoneSensitivity), bit 1 METADATA (never set)
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/featureMap`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/featureMap/get(featureMap)`.
+    func featureMap(_ input: Operations.FeatureMap.Input) async throws -> Operations.FeatureMap.Output
+    /// Read recordingMicrophoneMuted
+    ///
+    /// Recordings carry no audio track, from the next recording on.
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/recordingMicrophoneMuted`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/get(get_recordingMicrophoneMuted)`.
+    func getRecordingMicrophoneMuted(_ input: Operations.GetRecordingMicrophoneMuted.Input) async throws -> Operations.GetRecordingMicrophoneMuted.Output
+    /// Write recordingMicrophoneMuted (persisted)
+    ///
+    /// Recordings carry no audio track, from the next recording on.
+    ///
+    /// - Remark: HTTP `PUT /v1/cameras/{camera}/attributes/recordingMicrophoneMuted`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/put(put_recordingMicrophoneMuted)`.
+    func putRecordingMicrophoneMuted(_ input: Operations.PutRecordingMicrophoneMuted.Input) async throws -> Operations.PutRecordingMicrophoneMuted.Output
+    /// Read softRecordingPrivacyModeEnabled
+    ///
+    /// No recording uploads: Active is refused (INVALID_IN_STATE) and turning it on ends running recordings.
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/get(get_softRecordingPrivacyModeEnabled)`.
+    func getSoftRecordingPrivacyModeEnabled(_ input: Operations.GetSoftRecordingPrivacyModeEnabled.Input) async throws -> Operations.GetSoftRecordingPrivacyModeEnabled.Output
+    /// Write softRecordingPrivacyModeEnabled (persisted)
+    ///
+    /// No recording uploads: Active is refused (INVALID_IN_STATE) and turning it on ends running recordings.
+    ///
+    /// - Remark: HTTP `PUT /v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/put(put_softRecordingPrivacyModeEnabled)`.
+    func putSoftRecordingPrivacyModeEnabled(_ input: Operations.PutSoftRecordingPrivacyModeEnabled.Input) async throws -> Operations.PutSoftRecordingPrivacyModeEnabled.Output
+    /// Read softLivestreamPrivacyModeEnabled
+    ///
+    /// No live-view uploads.
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/get(get_softLivestreamPrivacyModeEnabled)`.
+    func getSoftLivestreamPrivacyModeEnabled(_ input: Operations.GetSoftLivestreamPrivacyModeEnabled.Input) async throws -> Operations.GetSoftLivestreamPrivacyModeEnabled.Output
+    /// Write softLivestreamPrivacyModeEnabled (persisted)
+    ///
+    /// No live-view uploads.
+    ///
+    /// - Remark: HTTP `PUT /v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/put(put_softLivestreamPrivacyModeEnabled)`.
+    func putSoftLivestreamPrivacyModeEnabled(_ input: Operations.PutSoftLivestreamPrivacyModeEnabled.Input) async throws -> Operations.PutSoftLivestreamPrivacyModeEnabled.Output
     /// The fabric's TLS endpoints
     ///
     /// - Remark: HTTP `GET /v1/tls/endpoints`.
@@ -84,6 +142,141 @@ internal protocol APIProtocol: Sendable {
 
 /// Convenience overloads for operation inputs.
 extension APIProtocol {
+    /// CurrentConnections as the caller's fabric reads it
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/currentConnections`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/currentConnections/get(currentConnections)`.
+    internal func currentConnections(
+        path: Operations.CurrentConnections.Input.Path,
+        headers: Operations.CurrentConnections.Input.Headers = .init()
+    ) async throws -> Operations.CurrentConnections.Output {
+        try await currentConnections(Operations.CurrentConnections.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// SupportedFormats
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/supportedFormats`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/supportedFormats/get(supportedFormats)`.
+    internal func supportedFormats(
+        path: Operations.SupportedFormats.Input.Path,
+        headers: Operations.SupportedFormats.Input.Headers = .init()
+    ) async throws -> Operations.SupportedFormats.Output {
+        try await supportedFormats(Operations.SupportedFormats.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// FeatureMap: bit 0 PERZONESENS (serve.yaml cameras[].perZoneSensitivity), bit 1 METADATA (never set)
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/featureMap`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/featureMap/get(featureMap)`.
+    internal func featureMap(
+        path: Operations.FeatureMap.Input.Path,
+        headers: Operations.FeatureMap.Input.Headers = .init()
+    ) async throws -> Operations.FeatureMap.Output {
+        try await featureMap(Operations.FeatureMap.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Read recordingMicrophoneMuted
+    ///
+    /// Recordings carry no audio track, from the next recording on.
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/recordingMicrophoneMuted`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/get(get_recordingMicrophoneMuted)`.
+    internal func getRecordingMicrophoneMuted(
+        path: Operations.GetRecordingMicrophoneMuted.Input.Path,
+        headers: Operations.GetRecordingMicrophoneMuted.Input.Headers = .init()
+    ) async throws -> Operations.GetRecordingMicrophoneMuted.Output {
+        try await getRecordingMicrophoneMuted(Operations.GetRecordingMicrophoneMuted.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Write recordingMicrophoneMuted (persisted)
+    ///
+    /// Recordings carry no audio track, from the next recording on.
+    ///
+    /// - Remark: HTTP `PUT /v1/cameras/{camera}/attributes/recordingMicrophoneMuted`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/recordingMicrophoneMuted/put(put_recordingMicrophoneMuted)`.
+    internal func putRecordingMicrophoneMuted(
+        path: Operations.PutRecordingMicrophoneMuted.Input.Path,
+        headers: Operations.PutRecordingMicrophoneMuted.Input.Headers = .init(),
+        body: Operations.PutRecordingMicrophoneMuted.Input.Body
+    ) async throws -> Operations.PutRecordingMicrophoneMuted.Output {
+        try await putRecordingMicrophoneMuted(Operations.PutRecordingMicrophoneMuted.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Read softRecordingPrivacyModeEnabled
+    ///
+    /// No recording uploads: Active is refused (INVALID_IN_STATE) and turning it on ends running recordings.
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/get(get_softRecordingPrivacyModeEnabled)`.
+    internal func getSoftRecordingPrivacyModeEnabled(
+        path: Operations.GetSoftRecordingPrivacyModeEnabled.Input.Path,
+        headers: Operations.GetSoftRecordingPrivacyModeEnabled.Input.Headers = .init()
+    ) async throws -> Operations.GetSoftRecordingPrivacyModeEnabled.Output {
+        try await getSoftRecordingPrivacyModeEnabled(Operations.GetSoftRecordingPrivacyModeEnabled.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Write softRecordingPrivacyModeEnabled (persisted)
+    ///
+    /// No recording uploads: Active is refused (INVALID_IN_STATE) and turning it on ends running recordings.
+    ///
+    /// - Remark: HTTP `PUT /v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softRecordingPrivacyModeEnabled/put(put_softRecordingPrivacyModeEnabled)`.
+    internal func putSoftRecordingPrivacyModeEnabled(
+        path: Operations.PutSoftRecordingPrivacyModeEnabled.Input.Path,
+        headers: Operations.PutSoftRecordingPrivacyModeEnabled.Input.Headers = .init(),
+        body: Operations.PutSoftRecordingPrivacyModeEnabled.Input.Body
+    ) async throws -> Operations.PutSoftRecordingPrivacyModeEnabled.Output {
+        try await putSoftRecordingPrivacyModeEnabled(Operations.PutSoftRecordingPrivacyModeEnabled.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Read softLivestreamPrivacyModeEnabled
+    ///
+    /// No live-view uploads.
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/get(get_softLivestreamPrivacyModeEnabled)`.
+    internal func getSoftLivestreamPrivacyModeEnabled(
+        path: Operations.GetSoftLivestreamPrivacyModeEnabled.Input.Path,
+        headers: Operations.GetSoftLivestreamPrivacyModeEnabled.Input.Headers = .init()
+    ) async throws -> Operations.GetSoftLivestreamPrivacyModeEnabled.Output {
+        try await getSoftLivestreamPrivacyModeEnabled(Operations.GetSoftLivestreamPrivacyModeEnabled.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Write softLivestreamPrivacyModeEnabled (persisted)
+    ///
+    /// No live-view uploads.
+    ///
+    /// - Remark: HTTP `PUT /v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/attributes/softLivestreamPrivacyModeEnabled/put(put_softLivestreamPrivacyModeEnabled)`.
+    internal func putSoftLivestreamPrivacyModeEnabled(
+        path: Operations.PutSoftLivestreamPrivacyModeEnabled.Input.Path,
+        headers: Operations.PutSoftLivestreamPrivacyModeEnabled.Input.Headers = .init(),
+        body: Operations.PutSoftLivestreamPrivacyModeEnabled.Input.Body
+    ) async throws -> Operations.PutSoftLivestreamPrivacyModeEnabled.Output {
+        try await putSoftLivestreamPrivacyModeEnabled(Operations.PutSoftLivestreamPrivacyModeEnabled.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
     /// The fabric's TLS endpoints
     ///
     /// - Remark: HTTP `GET /v1/tls/endpoints`.
