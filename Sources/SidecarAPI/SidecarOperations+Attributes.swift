@@ -24,52 +24,57 @@ extension SidecarOperations {
     func getRecordingMicrophoneMuted(
         _ input: Operations.GetRecordingMicrophoneMuted.Input
     ) async throws -> Operations.GetRecordingMicrophoneMuted.Output {
-        .ok(.init(body: .json(.init(value: try await cameraAttributes(input.path.camera).recordingMicrophoneMuted))))
+        .ok(.init(body: .json(try await read(\.recordingMicrophoneMuted, camera: input.path.camera))))
     }
 
     func putRecordingMicrophoneMuted(
         _ input: Operations.PutRecordingMicrophoneMuted.Input
     ) async throws -> Operations.PutRecordingMicrophoneMuted.Output {
         guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
-        let updated = try await update(input.path.camera, CameraAttributesChange(recordingMicrophoneMuted: body.value))
-        return .ok(.init(body: .json(.init(value: updated.recordingMicrophoneMuted))))
+        let change = CameraAttributesChange(recordingMicrophoneMuted: body.value)
+        return .ok(.init(body: .json(try await write(change, \.recordingMicrophoneMuted, camera: input.path.camera))))
     }
 
     func getSoftRecordingPrivacyModeEnabled(
         _ input: Operations.GetSoftRecordingPrivacyModeEnabled.Input
     ) async throws -> Operations.GetSoftRecordingPrivacyModeEnabled.Output {
-        .ok(.init(body: .json(.init(value: try await cameraAttributes(input.path.camera).softRecordingPrivacyModeEnabled))))
+        .ok(.init(body: .json(try await read(\.softRecordingPrivacyModeEnabled, camera: input.path.camera))))
     }
 
     func putSoftRecordingPrivacyModeEnabled(
         _ input: Operations.PutSoftRecordingPrivacyModeEnabled.Input
     ) async throws -> Operations.PutSoftRecordingPrivacyModeEnabled.Output {
         guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
-        let updated = try await update(input.path.camera, CameraAttributesChange(softRecordingPrivacyModeEnabled: body.value))
-        return .ok(.init(body: .json(.init(value: updated.softRecordingPrivacyModeEnabled))))
+        let change = CameraAttributesChange(softRecordingPrivacyModeEnabled: body.value)
+        return .ok(.init(body: .json(try await write(change, \.softRecordingPrivacyModeEnabled, camera: input.path.camera))))
     }
 
     func getSoftLivestreamPrivacyModeEnabled(
         _ input: Operations.GetSoftLivestreamPrivacyModeEnabled.Input
     ) async throws -> Operations.GetSoftLivestreamPrivacyModeEnabled.Output {
-        .ok(.init(body: .json(.init(value: try await cameraAttributes(input.path.camera).softLivestreamPrivacyModeEnabled))))
+        .ok(.init(body: .json(try await read(\.softLivestreamPrivacyModeEnabled, camera: input.path.camera))))
     }
 
     func putSoftLivestreamPrivacyModeEnabled(
         _ input: Operations.PutSoftLivestreamPrivacyModeEnabled.Input
     ) async throws -> Operations.PutSoftLivestreamPrivacyModeEnabled.Output {
         guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
-        let updated = try await update(input.path.camera, CameraAttributesChange(softLivestreamPrivacyModeEnabled: body.value))
-        return .ok(.init(body: .json(.init(value: updated.softLivestreamPrivacyModeEnabled))))
+        let change = CameraAttributesChange(softLivestreamPrivacyModeEnabled: body.value)
+        return .ok(.init(body: .json(try await write(change, \.softLivestreamPrivacyModeEnabled, camera: input.path.camera))))
     }
 
-    private func cameraAttributes(_ camera: String) async throws -> CameraAttributes {
+    /// One of the camera's written attributes.
+    private func read(_ attribute: KeyPath<CameraAttributes, Bool>, camera: String) async throws -> Components.Schemas.BooleanValue {
         guard let attributes = await control.attributes(camera: camera) else { throw control.unknownCamera(camera) }
-        return attributes
+        return .init(value: attributes[keyPath: attribute])
     }
 
-    private func update(_ camera: String, _ change: CameraAttributesChange) async throws -> CameraAttributes {
+    /// Writes `change` and answers the attribute's value after the write.
+    private func write(
+        _ change: CameraAttributesChange, _ attribute: KeyPath<CameraAttributes, Bool>, camera: String
+    ) async throws -> Components.Schemas.BooleanValue {
         _ = try control.transportServer(camera: camera)
-        return try await refusal { try await control.updateAttributes(camera: camera, change) }
+        let updated = try await refusal { try await control.updateAttributes(camera: camera, change) }
+        return .init(value: updated[keyPath: attribute])
     }
 }
