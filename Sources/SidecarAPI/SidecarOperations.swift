@@ -3,6 +3,7 @@ import Hummingbird
 import OpenAPIHummingbird
 import OpenAPIRuntime
 import Sidecar
+import Synchronization
 import TransportModel
 
 /// The operations of `openapi.json` whose types and routes are generated from it (`Scripts/generate-api`): the
@@ -50,20 +51,15 @@ struct SidecarOperations<Control: SidecarControl>: APIProtocol {
 
 /// Collects what the generated `registerHandlers` registers, without serving it: the generated routes' methods and
 /// paths, so the API's 405 answers know them as they know the hand-written ones.
-struct RouteSignatureRecorder: ServerTransport {
-    private let recorded = Recorded()
-    var signatures: [RouteSignature] { recorded.signatures }
+final class RouteSignatureRecorder: ServerTransport, Sendable {
+    private let recorded = Mutex<[RouteSignature]>([])
+    var signatures: [RouteSignature] { recorded.withLock { $0 } }
 
     func register(
         _ handler: @escaping @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?),
         method: HTTPRequest.Method, path: String
     ) throws {
-        recorded.signatures.append(RouteSignature(method: method, path: path))
-    }
-
-    private final class Recorded: @unchecked Sendable {
-        // Written only during `registerHandlers`, on the caller's thread, before anything reads it.
-        var signatures: [RouteSignature] = []
+        recorded.withLock { $0.append(RouteSignature(method: method, path: path)) }
     }
 }
 

@@ -80,6 +80,12 @@ let badRequests: [BadRequest] = [
     BadRequest(name: "TLS endpoint PEM that does not parse", path: "/v1/tls/endpoints",
                body: #"{"hostname":"h","port":443,"caCertificate":"x","clientCertificate":"y","clientKey":"z"}"#,
                httpStatus: 400, status: "CONSTRAINT_ERROR", code: 0x87, mentions: "caCertificate"),
+    // The generated routes keep the API's conventions (APIConventionsMiddleware): the body limit and an empty body
+    // read as {} (a missing field named).
+    BadRequest(name: "oversized body, generated route", path: "/v1/tls/endpoints",
+               body: #"{"hostname":""# + String(repeating: "x", count: 70_000) + #""}"#, httpStatus: 413, mentions: "65536 bytes"),
+    BadRequest(name: "empty body, generated route", path: "/v1/tls/commands/provisionEndpoint", body: "",
+               httpStatus: 400, mentions: "hostname: required field is missing"),
     BadRequest(name: "unknown route", method: .get, path: "/v2/cameras", httpStatus: 404, status: "NOT_FOUND", code: 0x8B, mentions: "no route"),
 ]
 
