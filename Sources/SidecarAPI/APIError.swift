@@ -149,6 +149,8 @@ extension DecodingError {
         switch type {
         case is Bool.Type: "a boolean"
         case is String.Type: "a string"
+        // The generated types' integers: the field's width is checked once it is read (`SidecarOperations.integer`).
+        case is Int.Type: "an integer"
         case is UInt8.Type: "an integer 0…255"
         case is UInt16.Type: "an integer 0…65535"
         case is UInt32.Type: "an integer 0…4294967295"

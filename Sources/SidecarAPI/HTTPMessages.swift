@@ -34,21 +34,6 @@ enum RequestReading {
         }
         return endpointID
     }
-
-    /// The body as `T`; an empty body reads as `{}`. More than ``SidecarRouter/maxBodyBytes`` throws (→ 413).
-    static func json<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
-        let buffer = try await request.body.collect(upTo: SidecarRouter.maxBodyBytes)
-        let data = buffer.readableBytes == 0 ? Data("{}".utf8) : Data(buffer.readableBytesView)
-        do {
-            return try JSONDecoder().decode(T.self, from: data)
-        } catch let error as DecodingError {
-            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
-               let field = NumberRangeProbe.field(decoding: T.self, from: data) {
-                throw APIError.invalidCommand("\(field): number out of range for this field")
-            }
-            throw APIError.invalidCommand(error.fieldMessage)
-        }
-    }
 }
 
 /// Pictures: thumbnails and snapshots, never sniffed as anything else.

@@ -12,7 +12,8 @@ enum NumberRangeProbe {
 
     private enum Step { case key(String), index(Int) }
 
-    static func field<T: Decodable>(decoding type: T.Type, from data: Data) -> String? {
+    /// `decode` stands for the body's type (``RequestBodyTypes`` keeps them by operation).
+    static func field(decoding decode: (Data) throws -> Void, from data: Data) -> String? {
         guard let root = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return nil }
         var candidates: [[Step]] = []
         collect(root, path: [], into: &candidates)
@@ -20,7 +21,7 @@ enum NumberRangeProbe {
             let patched = replacing(root, at: path[...], with: 0)
             guard let patchedData = try? JSONSerialization.data(withJSONObject: patched, options: [.fragmentsAllowed]) else { continue }
             do {
-                _ = try JSONDecoder().decode(T.self, from: patchedData)
+                try decode(patchedData)
                 return describe(path)
             } catch let DecodingError.dataCorrupted(context) where context.codingPath.isEmpty {
                 continue  // another number is still out of range, or this one was not the culprit

@@ -19,7 +19,7 @@ struct SidecarOperations<Control: SidecarControl>: APIProtocol {
     /// Registers the generated routes on `router`, behind ``APIConventionsMiddleware``.
     func register(on router: Router<BasicRequestContext>) throws {
         try registerHandlers(
-            on: router.group().add(middleware: APIConventionsMiddleware()), configuration: Self.configuration)
+            on: router.group().add(middleware: APIConventionsMiddleware(control: control)), configuration: Self.configuration)
     }
 
     /// JSON written as the hand-routed answers write it (``JSONResponse``): compact, keys sorted, `/` unescaped.
@@ -66,25 +66,86 @@ final class RouteSignatureRecorder: ServerTransport, Sendable {
 /// The API's conventions that the generated server does not keep, kept for the generated routes:
 /// - the body's size limit (the OpenAPI runtime collects a JSON body without one), and an empty body reading as `{}`
 ///   (so a missing field is named, as on the hand routes);
+/// - the order of the checks: `X-Fabric-Index`, then the camera, then the body (the generated server reads the body
+///   before the handler runs, so an unknown camera would otherwise answer for its body instead of as unknown);
 /// - `X-Fabric-Index` and the integer path parameters checked with the API's own messages (the runtime's decoding
 ///   error names neither the header nor the parameter);
+/// - a number that does not fit its field named (Foundation's JSONDecoder on Linux reports it as "not valid JSON" at
+///   no path; ``NumberRangeProbe`` finds the field with the operation's body type, ``RequestBodyTypes``);
+/// - `Content-Type: application/json` as the hand routes write it (the runtime adds `; charset=utf-8`);
 /// - a `Location` as the URI reference it is: the runtime writes every header value URI-encoded (the OpenAPI "simple"
 ///   style), which would turn `/v1/tls/endpoints/3` into `%2Fv1%2Ftls%2Fendpoints%2F3`.
-struct APIConventionsMiddleware: RouterMiddleware {
+struct APIConventionsMiddleware<Control: SidecarControl>: RouterMiddleware {
     typealias Context = BasicRequestContext
+    let control: Control
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         _ = try RequestReading.fabric(of: request)
+        if let camera = context.parameters.get("camera") { _ = try control.transportServer(camera: camera) }
         if context.parameters.get("endpointID") != nil { _ = try RequestReading.endpointID(context) }
         var request = request
+        var body: ByteBuffer?
         if [.post, .put, .patch].contains(request.method) {
             let buffer = try await request.body.collect(upTo: SidecarRouter.maxBodyBytes)
-            request.body = .init(buffer: buffer.readableBytes == 0 ? ByteBuffer(string: "{}") : buffer)
+            body = buffer.readableBytes == 0 ? ByteBuffer(string: "{}") : buffer
+            request.body = .init(buffer: body!)
         }
-        var response = try await next(request, context)
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as ServerError {
+            if case DecodingError.dataCorrupted(let corrupted)? = error.underlyingError as? DecodingError,
+               corrupted.codingPath.isEmpty, let body, let decode = RequestBodyTypes.decoders[error.operationID],
+               let field = NumberRangeProbe.field(decoding: decode, from: Data(body.readableBytesView)) {
+                throw APIError.invalidCommand("\(field): number out of range for this field")
+            }
+            throw error
+        }
         if let location = response.headers[.location], let decoded = location.removingPercentEncoding {
             response.headers[.location] = decoded
         }
+        // JSON has no charset parameter (RFC 8259 §11); every answer of the API says `application/json` alike.
+        if response.headers[.contentType] == "application/json; charset=utf-8" {
+            response.headers[.contentType] = "application/json"
+        }
         return response
+    }
+}
+
+/// Each generated operation's JSON body type, by operation ID: what ``NumberRangeProbe`` decodes again to find the
+/// field of a number that does not fit.
+enum RequestBodyTypes {
+    static let decoders: [String: @Sendable (Data) throws -> Void] = [
+        Operations.AddTLSEndpoint.id: decoder(Components.Schemas.TLSEndpointRequest.self),
+        Operations.ProvisionRootCertificate.id: decoder(Components.Schemas.ProvisionRootCertificateRequest.self),
+        Operations.RemoveRootCertificate.id: decoder(Components.Schemas.RemoveRootCertificateRequest.self),
+        Operations.FindRootCertificate.id: decoder(Components.Schemas.FindRootCertificateRequest.self),
+        Operations.LookupRootCertificate.id: decoder(Components.Schemas.LookupCertificateRequest.self),
+        Operations.ClientCSR.id: decoder(Components.Schemas.ClientCSRRequest.self),
+        Operations.ProvisionClientCertificate.id: decoder(Components.Schemas.ProvisionClientCertificateRequest.self),
+        Operations.FindClientCertificate.id: decoder(Components.Schemas.FindClientCertificateRequest.self),
+        Operations.LookupClientCertificate.id: decoder(Components.Schemas.LookupCertificateRequest.self),
+        Operations.RemoveClientCertificate.id: decoder(Components.Schemas.RemoveClientCertificateRequest.self),
+        Operations.ProvisionEndpoint.id: decoder(Components.Schemas.ProvisionEndpointRequest.self),
+        Operations.PutRecordingMicrophoneMuted.id: decoder(Components.Schemas.BooleanValue.self),
+        Operations.PutSoftRecordingPrivacyModeEnabled.id: decoder(Components.Schemas.BooleanValue.self),
+        Operations.PutSoftLivestreamPrivacyModeEnabled.id: decoder(Components.Schemas.BooleanValue.self),
+        Operations.AllocatePushTransport.id: decoder(Components.Schemas.AllocatePushTransportRequest.self),
+        Operations.ModifyPushTransport.id: decoder(Components.Schemas.ModifyPushTransportRequest.self),
+        Operations.SetTransportStatus.id: decoder(Components.Schemas.SetTransportStatusRequest.self),
+        Operations.ManuallyTriggerTransport.id: decoder(Components.Schemas.ManuallyTriggerTransportRequest.self),
+        Operations.FindTransport.id: decoder(Components.Schemas.FindTransportRequest.self),
+        Operations.UpdateMotionZoneOptions.id: decoder(Components.Schemas.UpdateMotionZoneOptionsRequest.self),
+        Operations.DeallocatePushTransport.id: decoder(Components.Schemas.DeallocatePushTransportRequest.self),
+        Operations.CreateTwoDCartesianZone.id: decoder(Components.Schemas.CreateTwoDCartesianZoneRequest.self),
+        Operations.UpdateTwoDCartesianZone.id: decoder(Components.Schemas.UpdateTwoDCartesianZoneRequest.self),
+        Operations.RemoveZone.id: decoder(Components.Schemas.RemoveZoneRequest.self),
+        Operations.CreateOrUpdateTrigger.id: decoder(Components.Schemas.CreateOrUpdateTriggerRequest.self),
+        Operations.RemoveTrigger.id: decoder(Components.Schemas.RemoveTriggerRequest.self),
+        Operations.PutZoneSensitivity.id: decoder(Components.Schemas.SensitivityValue.self),
+    ]
+
+    private static func decoder<T: Decodable>(_ type: T.Type) -> @Sendable (Data) throws -> Void {
+        { data in _ = try JSONDecoder().decode(T.self, from: data) }
     }
 }

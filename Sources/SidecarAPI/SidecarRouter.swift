@@ -90,16 +90,7 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
     let metrics: PrometheusCollectorRegistry
 
     var routes: [Route] {
-        var routes: [Route] = [
-            Route(signature: .init(method: .get, path: "/health")) { _, _ in
-                try JSONResponse.make(await control.health())
-            },
-            // Not ready answers 503 (what a load balancer or an orchestrator's readiness probe expects), with the
-            // same body: which store or camera source is the reason.
-            Route(signature: .init(method: .get, path: "/ready")) { _, _ in
-                let readiness = await control.readiness()
-                return try JSONResponse.make(readiness, status: readiness.ready ? .ok : .serviceUnavailable)
-            },
+        [
             Route(signature: .init(method: .get, path: "/metrics")) { _, _ in
                 await control.refreshGauges()
                 var headers = HTTPFields()
@@ -147,9 +138,6 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
                 response.headers[.lastModified] = JPEGResponse.httpDate(snapshot.taken)
                 return response
             },
-            Route(signature: .init(method: .get, path: "/v1/cameras")) { _, _ in
-                try JSONResponse.make(CameraList(cameras: await control.cameraStatuses()))
-            },
             Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/events")) { request, context in
                 let fabric = try RequestReading.fabric(of: request)
                 let (cameraID, transport) = try transport(context)
@@ -161,9 +149,6 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
                 return try await events.response(after: query.after)
             },
         ]
-        routes += commandRoutes
-        routes += zoneManagementRoutes
-        return routes
     }
 
     // MARK: - Shared

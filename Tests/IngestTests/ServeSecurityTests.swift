@@ -143,7 +143,7 @@ import TestSupport
         ("wrong token", .POST, "/v1/cameras/cam1/commands/findTransport", "{}", "Bearer not-the-token-0123456789", 401, "not valid"),
         ("malformed JSON", .POST, "/v1/cameras/cam1/commands/findTransport", #"{"connectionID":"#, "Bearer \(token)", 400, "body: not a valid JSON document"),
         ("wrong type", .POST, "/v1/cameras/cam1/commands/deallocatePushTransport", #"{"connectionID":"7"}"#, "Bearer \(token)", 400,
-         "connectionID: expected an integer 0…65535"),
+         "connectionID: expected an integer"),
         ("out of range", .PUT, "/v1/cameras/cam1/attributes/recordingMicrophoneMuted", #"{"value":2}"#, "Bearer \(token)", 400, "value: "),
         ("unknown camera", .GET, "/v1/cameras/cam9/attributes/supportedFormats", nil, "Bearer \(token)", 404, #"no camera "cam9""#),
         ("body over 64 KiB", .POST, "/v1/tls/endpoints", #"{"hostname":""# + String(repeating: "h", count: 70_000) + #""}"#,

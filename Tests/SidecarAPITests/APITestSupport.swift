@@ -91,6 +91,6 @@ enum Bodies {
 func allocate(_ client: any TestClientProtocol, _ options: String, camera: String = "cam1", fabric: FabricIndex = 1) async throws -> UInt16 {
     let response = try await client.command("allocatePushTransport", Bodies.allocate(options), camera: camera, fabric: fabric)
     try #require(response.status == .ok, "\(response.text)")
-    return try JSONDecoder().decode(AllocatePushTransportResponse.self, from: Data(buffer: response.body))
+    return try JSONDecoder().decode(Components.Schemas.AllocatePushTransportResponse.self, from: Data(buffer: response.body))
         .transportConfiguration.connectionID
 }

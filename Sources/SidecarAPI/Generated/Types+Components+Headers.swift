@@ -3,6 +3,8 @@
 import struct Foundation.URL
 import struct Foundation.Data
 import struct Foundation.Date
+import Domain
+import Sidecar
 import TransportModel
 extension Components {
     /// Types generated from the `#/components/headers` section of the OpenAPI document.

@@ -3,6 +3,8 @@
 import struct Foundation.URL
 import struct Foundation.Data
 import struct Foundation.Date
+import Domain
+import Sidecar
 import TransportModel
 extension Components {
     /// Types generated from the `#/components/schemas` section of the OpenAPI document.
@@ -89,6 +91,306 @@ extension Components {
         internal typealias TransportConfigurationStruct = TransportModel.TransportConfigurationStruct
         /// - Remark: Generated from `#/components/schemas/SupportedFormatStruct`.
         internal typealias SupportedFormatStruct = TransportModel.SupportedFormatStruct
+        /// - Remark: Generated from `#/components/schemas/AllocatePushTransportRequest`.
+        internal struct AllocatePushTransportRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AllocatePushTransportRequest/transportOptions`.
+            internal var transportOptions: Components.Schemas.TransportOptionsStruct
+            /// Creates a new `AllocatePushTransportRequest`.
+            ///
+            /// - Parameters:
+            ///   - transportOptions:
+            internal init(transportOptions: Components.Schemas.TransportOptionsStruct) {
+                self.transportOptions = transportOptions
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case transportOptions
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AllocatePushTransportResponse`.
+        internal struct AllocatePushTransportResponse: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AllocatePushTransportResponse/transportConfiguration`.
+            internal var transportConfiguration: Components.Schemas.TransportConfigurationStruct
+            /// Creates a new `AllocatePushTransportResponse`.
+            ///
+            /// - Parameters:
+            ///   - transportConfiguration:
+            internal init(transportConfiguration: Components.Schemas.TransportConfigurationStruct) {
+                self.transportConfiguration = transportConfiguration
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case transportConfiguration
+            }
+        }
+        /// Fields a Motion or CMAF transport needs but the request leaves out are kept from the stored options; see the README.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ModifyPushTransportRequest`.
+        internal struct ModifyPushTransportRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ModifyPushTransportRequest/connectionID`.
+            internal var connectionID: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/ModifyPushTransportRequest/transportOptions`.
+            internal var transportOptions: Components.Schemas.TransportOptionsStruct
+            /// Creates a new `ModifyPushTransportRequest`.
+            ///
+            /// - Parameters:
+            ///   - connectionID:
+            ///   - transportOptions:
+            internal init(
+                connectionID: Swift.Int,
+                transportOptions: Components.Schemas.TransportOptionsStruct
+            ) {
+                self.connectionID = connectionID
+                self.transportOptions = transportOptions
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case connectionID
+                case transportOptions
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/SetTransportStatusRequest`.
+        internal struct SetTransportStatusRequest: Codable, Hashable, Sendable {
+            /// null or absent = every connection of the caller's fabric (the Google Home SDK leaves it out).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SetTransportStatusRequest/connectionID`.
+            internal var connectionID: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/SetTransportStatusRequest/transportStatus`.
+            internal var transportStatus: Components.Schemas.TransportStatusEnum
+            /// Creates a new `SetTransportStatusRequest`.
+            ///
+            /// - Parameters:
+            ///   - connectionID: null or absent = every connection of the caller's fabric (the Google Home SDK leaves it out).
+            ///   - transportStatus:
+            internal init(
+                connectionID: Swift.Int? = nil,
+                transportStatus: Components.Schemas.TransportStatusEnum
+            ) {
+                self.connectionID = connectionID
+                self.transportStatus = transportStatus
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case connectionID
+                case transportStatus
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ManuallyTriggerTransportRequest`.
+        internal struct ManuallyTriggerTransportRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ManuallyTriggerTransportRequest/connectionID`.
+            internal var connectionID: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/ManuallyTriggerTransportRequest/activationReason`.
+            internal var activationReason: Components.Schemas.TriggerActivationReasonEnum
+            /// - Remark: Generated from `#/components/schemas/ManuallyTriggerTransportRequest/timeControl`.
+            internal var timeControl: Components.Schemas.TransportMotionTriggerTimeControlStruct?
+            /// At most 256 bytes once decoded.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ManuallyTriggerTransportRequest/userDefined`.
+            internal var userDefined: Components.Schemas.Base64Bytes?
+            /// Creates a new `ManuallyTriggerTransportRequest`.
+            ///
+            /// - Parameters:
+            ///   - connectionID:
+            ///   - activationReason:
+            ///   - timeControl:
+            ///   - userDefined: At most 256 bytes once decoded.
+            internal init(
+                connectionID: Swift.Int,
+                activationReason: Components.Schemas.TriggerActivationReasonEnum,
+                timeControl: Components.Schemas.TransportMotionTriggerTimeControlStruct? = nil,
+                userDefined: Components.Schemas.Base64Bytes? = nil
+            ) {
+                self.connectionID = connectionID
+                self.activationReason = activationReason
+                self.timeControl = timeControl
+                self.userDefined = userDefined
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case connectionID
+                case activationReason
+                case timeControl
+                case userDefined
+            }
+        }
+        /// An empty body reads as {}.
+        ///
+        /// - Remark: Generated from `#/components/schemas/FindTransportRequest`.
+        internal struct FindTransportRequest: Codable, Hashable, Sendable {
+            /// null or absent = every connection of the caller's fabric.
+            ///
+            /// - Remark: Generated from `#/components/schemas/FindTransportRequest/connectionID`.
+            internal var connectionID: Swift.Int?
+            /// Creates a new `FindTransportRequest`.
+            ///
+            /// - Parameters:
+            ///   - connectionID: null or absent = every connection of the caller's fabric.
+            internal init(connectionID: Swift.Int? = nil) {
+                self.connectionID = connectionID
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case connectionID
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/FindTransportResponse`.
+        internal struct FindTransportResponse: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/FindTransportResponse/transportConfigurations`.
+            internal var transportConfigurations: [Components.Schemas.TransportConfigurationStruct]
+            /// Creates a new `FindTransportResponse`.
+            ///
+            /// - Parameters:
+            ///   - transportConfigurations:
+            internal init(transportConfigurations: [Components.Schemas.TransportConfigurationStruct]) {
+                self.transportConfigurations = transportConfigurations
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case transportConfigurations
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/DeallocatePushTransportRequest`.
+        internal struct DeallocatePushTransportRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/DeallocatePushTransportRequest/connectionID`.
+            internal var connectionID: Swift.Int
+            /// Creates a new `DeallocatePushTransportRequest`.
+            ///
+            /// - Parameters:
+            ///   - connectionID:
+            internal init(connectionID: Swift.Int) {
+                self.connectionID = connectionID
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case connectionID
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/UpdateMotionZoneOptionsRequest`.
+        internal typealias UpdateMotionZoneOptionsRequest = TransportModel.UpdateMotionZoneOptionsRequest
+        /// - Remark: Generated from `#/components/schemas/TwoDCartesianVertexStruct`.
+        internal struct TwoDCartesianVertexStruct: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TwoDCartesianVertexStruct/x`.
+            internal var x: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/TwoDCartesianVertexStruct/y`.
+            internal var y: Swift.Int
+            /// Creates a new `TwoDCartesianVertexStruct`.
+            ///
+            /// - Parameters:
+            ///   - x:
+            ///   - y:
+            internal init(
+                x: Swift.Int,
+                y: Swift.Int
+            ) {
+                self.x = x
+                self.y = y
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case x
+                case y
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/TwoDCartesianZoneStruct`.
+        internal typealias TwoDCartesianZoneStruct = TransportModel.TwoDCartesianZoneStruct
+        /// - Remark: Generated from `#/components/schemas/ZoneInformationStruct`.
+        internal struct ZoneInformationStruct: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ZoneInformationStruct/zoneID`.
+            internal var zoneID: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/ZoneInformationStruct/zoneType`.
+            internal var zoneType: Swift.Int
+            /// 0 Mfg (serve.yaml), 1 User
+            ///
+            /// - Remark: Generated from `#/components/schemas/ZoneInformationStruct/zoneSource`.
+            internal var zoneSource: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/ZoneInformationStruct/twoDCartesianZone`.
+            internal var twoDCartesianZone: Components.Schemas.TwoDCartesianZoneStruct
+            /// Creates a new `ZoneInformationStruct`.
+            ///
+            /// - Parameters:
+            ///   - zoneID:
+            ///   - zoneType:
+            ///   - zoneSource: 0 Mfg (serve.yaml), 1 User
+            ///   - twoDCartesianZone:
+            internal init(
+                zoneID: Swift.Int,
+                zoneType: Swift.Int,
+                zoneSource: Swift.Int,
+                twoDCartesianZone: Components.Schemas.TwoDCartesianZoneStruct
+            ) {
+                self.zoneID = zoneID
+                self.zoneType = zoneType
+                self.zoneSource = zoneSource
+                self.twoDCartesianZone = twoDCartesianZone
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case zoneID
+                case zoneType
+                case zoneSource
+                case twoDCartesianZone
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ZoneManagementAttributes`.
+        internal typealias ZoneManagementAttributes = TransportModel.ZoneManagementAttributes
+        /// - Remark: Generated from `#/components/schemas/CreateTwoDCartesianZoneRequest`.
+        internal struct CreateTwoDCartesianZoneRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/CreateTwoDCartesianZoneRequest/zone`.
+            internal var zone: Components.Schemas.TwoDCartesianZoneStruct
+            /// Creates a new `CreateTwoDCartesianZoneRequest`.
+            ///
+            /// - Parameters:
+            ///   - zone:
+            internal init(zone: Components.Schemas.TwoDCartesianZoneStruct) {
+                self.zone = zone
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case zone
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/CreateTwoDCartesianZoneResponse`.
+        internal struct CreateTwoDCartesianZoneResponse: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/CreateTwoDCartesianZoneResponse/zoneID`.
+            internal var zoneID: Swift.Int
+            /// Creates a new `CreateTwoDCartesianZoneResponse`.
+            ///
+            /// - Parameters:
+            ///   - zoneID:
+            internal init(zoneID: Swift.Int) {
+                self.zoneID = zoneID
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case zoneID
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/UpdateTwoDCartesianZoneRequest`.
+        internal struct UpdateTwoDCartesianZoneRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/UpdateTwoDCartesianZoneRequest/zoneID`.
+            internal var zoneID: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/UpdateTwoDCartesianZoneRequest/zone`.
+            internal var zone: Components.Schemas.TwoDCartesianZoneStruct
+            /// Creates a new `UpdateTwoDCartesianZoneRequest`.
+            ///
+            /// - Parameters:
+            ///   - zoneID:
+            ///   - zone:
+            internal init(
+                zoneID: Swift.Int,
+                zone: Components.Schemas.TwoDCartesianZoneStruct
+            ) {
+                self.zoneID = zoneID
+                self.zone = zone
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case zoneID
+                case zone
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RemoveZoneRequest`.
+        internal struct RemoveZoneRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RemoveZoneRequest/zoneID`.
+            internal var zoneID: Swift.Int
+            /// Creates a new `RemoveZoneRequest`.
+            ///
+            /// - Parameters:
+            ///   - zoneID:
+            internal init(zoneID: Swift.Int) {
+                self.zoneID = zoneID
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case zoneID
+            }
+        }
         /// {} — the command succeeded.
         ///
         /// - Remark: Generated from `#/components/schemas/EmptyObject`.
@@ -273,6 +575,269 @@ extension Components {
                 case endpoints
             }
         }
+        /// - Remark: Generated from `#/components/schemas/RecentClip`.
+        internal struct RecentClip: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RecentClip/connectionID`.
+            internal var connectionID: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/RecentClip/cmafSessionNumber`.
+            internal var cmafSessionNumber: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/RecentClip/started`.
+            internal var started: Foundation.Date
+            /// Absent while it records.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RecentClip/ended`.
+            internal var ended: Foundation.Date?
+            /// - Remark: Generated from `#/components/schemas/RecentClip/endReason`.
+            internal var endReason: Swift.String?
+            /// Every object of the session reached the ingest.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RecentClip/delivered`.
+            internal var delivered: Swift.Bool?
+            /// Path of the clip's MP4 (/v1/cameras/{camera}/clips/{connectionID}/{session}); absent for a Continuous session, which writes none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RecentClip/clip`.
+            internal var clip: Swift.String?
+            /// Settled with objects the ingest refused for good (given up).
+            ///
+            /// - Remark: Generated from `#/components/schemas/RecentClip/givenUp`.
+            internal var givenUp: Swift.Bool?
+            /// - Remark: Generated from `#/components/schemas/RecentClip/triggerType`.
+            internal enum TriggerTypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case motion = "motion"
+                case command = "command"
+                case continuous = "continuous"
+            }
+            /// - Remark: Generated from `#/components/schemas/RecentClip/triggerType`.
+            internal var triggerType: Components.Schemas.RecentClip.TriggerTypePayload?
+            /// Seconds from the clip's first picture to its trigger (the pre-roll).
+            ///
+            /// - Remark: Generated from `#/components/schemas/RecentClip/triggerOffset`.
+            internal var triggerOffset: Swift.Double?
+            /// Path of the JPEG of the picture at the trigger (/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg); absent for an encrypted transport.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RecentClip/thumbnail`.
+            internal var thumbnail: Swift.String?
+            /// Creates a new `RecentClip`.
+            ///
+            /// - Parameters:
+            ///   - connectionID:
+            ///   - cmafSessionNumber:
+            ///   - started:
+            ///   - ended: Absent while it records.
+            ///   - endReason:
+            ///   - delivered: Every object of the session reached the ingest.
+            ///   - clip: Path of the clip's MP4 (/v1/cameras/{camera}/clips/{connectionID}/{session}); absent for a Continuous session, which writes none.
+            ///   - givenUp: Settled with objects the ingest refused for good (given up).
+            ///   - triggerType:
+            ///   - triggerOffset: Seconds from the clip's first picture to its trigger (the pre-roll).
+            ///   - thumbnail: Path of the JPEG of the picture at the trigger (/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg); absent for an encrypted transport.
+            internal init(
+                connectionID: Swift.Int,
+                cmafSessionNumber: Swift.Int,
+                started: Foundation.Date,
+                ended: Foundation.Date? = nil,
+                endReason: Swift.String? = nil,
+                delivered: Swift.Bool? = nil,
+                clip: Swift.String? = nil,
+                givenUp: Swift.Bool? = nil,
+                triggerType: Components.Schemas.RecentClip.TriggerTypePayload? = nil,
+                triggerOffset: Swift.Double? = nil,
+                thumbnail: Swift.String? = nil
+            ) {
+                self.connectionID = connectionID
+                self.cmafSessionNumber = cmafSessionNumber
+                self.started = started
+                self.ended = ended
+                self.endReason = endReason
+                self.delivered = delivered
+                self.clip = clip
+                self.givenUp = givenUp
+                self.triggerType = triggerType
+                self.triggerOffset = triggerOffset
+                self.thumbnail = thumbnail
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case connectionID
+                case cmafSessionNumber
+                case started
+                case ended
+                case endReason
+                case delivered
+                case clip
+                case givenUp
+                case triggerType
+                case triggerOffset
+                case thumbnail
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/CameraStatus`.
+        internal typealias CameraStatus = Sidecar.CameraStatus
+        /// One transport connection as the status page shows it; never the ingest URL's credentials or path.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ConnectionStatus`.
+        internal struct ConnectionStatus: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/connectionID`.
+            internal var connectionID: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/fabricIndex`.
+            internal var fabricIndex: Swift.Int
+            /// command, motion or continuous
+            ///
+            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/triggerType`.
+            internal var triggerType: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/transportStatus`.
+            internal enum TransportStatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case active = "active"
+                case inactive = "inactive"
+            }
+            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/transportStatus`.
+            internal var transportStatus: Components.Schemas.ConnectionStatus.TransportStatusPayload
+            /// host:port of the ingest URL
+            ///
+            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/ingest`.
+            internal var ingest: Swift.String
+            /// The CMAF session number used last (the session counter).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/sessionNumber`.
+            internal var sessionNumber: Swift.Int?
+            /// The session recording now.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/recordingSession`.
+            internal var recordingSession: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/recordingSince`.
+            internal var recordingSince: Foundation.Date?
+            /// Objects waiting in the spool.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/queueDepth`.
+            internal var queueDepth: Swift.Int
+            /// When the oldest waiting object was spooled.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/oldestWaiting`.
+            internal var oldestWaiting: Foundation.Date?
+            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/lastDelivery`.
+            internal var lastDelivery: Foundation.Date?
+            /// The latest upload problem (a retry, a refusal, a give-up).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/lastError`.
+            internal var lastError: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/lastErrorAt`.
+            internal var lastErrorAt: Foundation.Date?
+            /// CENC: no clip or thumbnail is kept in the clear.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/encrypted`.
+            internal var encrypted: Swift.Bool
+            /// Creates a new `ConnectionStatus`.
+            ///
+            /// - Parameters:
+            ///   - connectionID:
+            ///   - fabricIndex:
+            ///   - triggerType: command, motion or continuous
+            ///   - transportStatus:
+            ///   - ingest: host:port of the ingest URL
+            ///   - sessionNumber: The CMAF session number used last (the session counter).
+            ///   - recordingSession: The session recording now.
+            ///   - recordingSince:
+            ///   - queueDepth: Objects waiting in the spool.
+            ///   - oldestWaiting: When the oldest waiting object was spooled.
+            ///   - lastDelivery:
+            ///   - lastError: The latest upload problem (a retry, a refusal, a give-up).
+            ///   - lastErrorAt:
+            ///   - encrypted: CENC: no clip or thumbnail is kept in the clear.
+            internal init(
+                connectionID: Swift.Int,
+                fabricIndex: Swift.Int,
+                triggerType: Swift.String,
+                transportStatus: Components.Schemas.ConnectionStatus.TransportStatusPayload,
+                ingest: Swift.String,
+                sessionNumber: Swift.Int? = nil,
+                recordingSession: Swift.Int? = nil,
+                recordingSince: Foundation.Date? = nil,
+                queueDepth: Swift.Int,
+                oldestWaiting: Foundation.Date? = nil,
+                lastDelivery: Foundation.Date? = nil,
+                lastError: Swift.String? = nil,
+                lastErrorAt: Foundation.Date? = nil,
+                encrypted: Swift.Bool
+            ) {
+                self.connectionID = connectionID
+                self.fabricIndex = fabricIndex
+                self.triggerType = triggerType
+                self.transportStatus = transportStatus
+                self.ingest = ingest
+                self.sessionNumber = sessionNumber
+                self.recordingSession = recordingSession
+                self.recordingSince = recordingSince
+                self.queueDepth = queueDepth
+                self.oldestWaiting = oldestWaiting
+                self.lastDelivery = lastDelivery
+                self.lastError = lastError
+                self.lastErrorAt = lastErrorAt
+                self.encrypted = encrypted
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case connectionID
+                case fabricIndex
+                case triggerType
+                case transportStatus
+                case ingest
+                case sessionNumber
+                case recordingSession
+                case recordingSince
+                case queueDepth
+                case oldestWaiting
+                case lastDelivery
+                case lastError
+                case lastErrorAt
+                case encrypted
+            }
+        }
+        /// The CameraAvStreamManagement attributes a controller sets (also at /v1/cameras/{camera}/attributes/{name}).
+        ///
+        /// - Remark: Generated from `#/components/schemas/CameraAttributes`.
+        internal struct CameraAttributes: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/CameraAttributes/recordingMicrophoneMuted`.
+            internal var recordingMicrophoneMuted: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/CameraAttributes/softRecordingPrivacyModeEnabled`.
+            internal var softRecordingPrivacyModeEnabled: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/CameraAttributes/softLivestreamPrivacyModeEnabled`.
+            internal var softLivestreamPrivacyModeEnabled: Swift.Bool
+            /// Creates a new `CameraAttributes`.
+            ///
+            /// - Parameters:
+            ///   - recordingMicrophoneMuted:
+            ///   - softRecordingPrivacyModeEnabled:
+            ///   - softLivestreamPrivacyModeEnabled:
+            internal init(
+                recordingMicrophoneMuted: Swift.Bool,
+                softRecordingPrivacyModeEnabled: Swift.Bool,
+                softLivestreamPrivacyModeEnabled: Swift.Bool
+            ) {
+                self.recordingMicrophoneMuted = recordingMicrophoneMuted
+                self.softRecordingPrivacyModeEnabled = softRecordingPrivacyModeEnabled
+                self.softLivestreamPrivacyModeEnabled = softLivestreamPrivacyModeEnabled
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case recordingMicrophoneMuted
+                case softRecordingPrivacyModeEnabled
+                case softLivestreamPrivacyModeEnabled
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/CameraList`.
+        internal struct CameraList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/CameraList/cameras`.
+            internal var cameras: [Components.Schemas.CameraStatus]
+            /// Creates a new `CameraList`.
+            ///
+            /// - Parameters:
+            ///   - cameras:
+            internal init(cameras: [Components.Schemas.CameraStatus]) {
+                self.cameras = cameras
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case cameras
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/SidecarHealth`.
+        internal typealias SidecarHealth = Sidecar.SidecarHealth
         /// - Remark: Generated from `#/components/schemas/ProvisionRootCertificateRequest`.
         internal struct ProvisionRootCertificateRequest: Codable, Hashable, Sendable {
             /// The ingest server's root CA certificate, DER, base64
@@ -731,9 +1296,120 @@ extension Components {
                 case endpointID
             }
         }
+        /// - Remark: Generated from `#/components/schemas/MotionPeriod`.
+        internal struct MotionPeriod: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/MotionPeriod/start`.
+            internal var start: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/MotionPeriod/end`.
+            internal var end: Foundation.Date
+            /// Creates a new `MotionPeriod`.
+            ///
+            /// - Parameters:
+            ///   - start:
+            ///   - end:
+            internal init(
+                start: Foundation.Date,
+                end: Foundation.Date
+            ) {
+                self.start = start
+                self.end = end
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case start
+                case end
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/SidecarReadiness`.
+        internal typealias SidecarReadiness = Sidecar.SidecarReadiness
+        /// - Remark: Generated from `#/components/schemas/SourceReadiness`.
+        internal struct SourceReadiness: Codable, Hashable, Sendable {
+            /// Absent before the source's first packet
+            ///
+            /// - Remark: Generated from `#/components/schemas/SourceReadiness/secondsSinceLastPacket`.
+            internal var secondsSinceLastPacket: Swift.Double?
+            /// A packet within the last 5 seconds
+            ///
+            /// - Remark: Generated from `#/components/schemas/SourceReadiness/ready`.
+            internal var ready: Swift.Bool
+            /// Creates a new `SourceReadiness`.
+            ///
+            /// - Parameters:
+            ///   - secondsSinceLastPacket: Absent before the source's first packet
+            ///   - ready: A packet within the last 5 seconds
+            internal init(
+                secondsSinceLastPacket: Swift.Double? = nil,
+                ready: Swift.Bool
+            ) {
+                self.secondsSinceLastPacket = secondsSinceLastPacket
+                self.ready = ready
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case secondsSinceLastPacket
+                case ready
+            }
+        }
+        /// A zone's trigger: when it counts as triggered (ZoneTriggered/ZoneStopped events). The durations mean what a Motion transport's motionTimeControl means.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ZoneTriggerControlStruct`.
+        internal typealias ZoneTriggerControlStruct = TransportModel.ZoneTriggerControlStruct
+        /// - Remark: Generated from `#/components/schemas/CreateOrUpdateTriggerRequest`.
+        internal struct CreateOrUpdateTriggerRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/CreateOrUpdateTriggerRequest/trigger`.
+            internal var trigger: Components.Schemas.ZoneTriggerControlStruct
+            /// Creates a new `CreateOrUpdateTriggerRequest`.
+            ///
+            /// - Parameters:
+            ///   - trigger:
+            internal init(trigger: Components.Schemas.ZoneTriggerControlStruct) {
+                self.trigger = trigger
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case trigger
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RemoveTriggerRequest`.
+        internal struct RemoveTriggerRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RemoveTriggerRequest/zoneID`.
+            internal var zoneID: Swift.Int
+            /// Creates a new `RemoveTriggerRequest`.
+            ///
+            /// - Parameters:
+            ///   - zoneID:
+            internal init(zoneID: Swift.Int) {
+                self.zoneID = zoneID
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case zoneID
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/SensitivityValue`.
+        internal struct SensitivityValue: Codable, Hashable, Sendable {
+            /// 1…SensitivityMax (10).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SensitivityValue/value`.
+            internal var value: Swift.Int
+            /// Creates a new `SensitivityValue`.
+            ///
+            /// - Parameters:
+            ///   - value: 1…SensitivityMax (10).
+            internal init(value: Swift.Int) {
+                self.value = value
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case value
+            }
+        }
         /// Bytes as base64 (RFC 4648 §4, padded); anything else in the string is refused.
         ///
         /// - Remark: Generated from `#/components/schemas/Base64Bytes`.
         internal typealias Base64Bytes = Foundation.Data
+        /// TransportStatusEnum: 0 Active, 1 Inactive. A value the cluster does not define is refused with CONSTRAINT_ERROR (0x87), as Matter refuses it.
+        ///
+        /// - Remark: Generated from `#/components/schemas/TransportStatusEnum`.
+        internal typealias TransportStatusEnum = TransportModel.TransportStatusEnum
+        /// TriggerActivationReasonEnum: 0 UserInitiated, 1 Automation, 2 Emergency, 3 DoorbellPressed. A value the cluster does not define is refused with CONSTRAINT_ERROR (0x87).
+        ///
+        /// - Remark: Generated from `#/components/schemas/TriggerActivationReasonEnum`.
+        internal typealias TriggerActivationReasonEnum = Domain.TriggerActivationReasonEnum
     }
 }

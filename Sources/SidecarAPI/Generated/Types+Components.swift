@@ -3,6 +3,8 @@
 import struct Foundation.URL
 import struct Foundation.Data
 import struct Foundation.Date
+import Domain
+import Sidecar
 import TransportModel
 /// Types generated from the components section of the OpenAPI document.
 internal enum Components {}

@@ -3,9 +3,4114 @@
 import struct Foundation.URL
 import struct Foundation.Data
 import struct Foundation.Date
+import Domain
+import Sidecar
 import TransportModel
 /// API operations, with input and output types, generated from `#/paths` in the OpenAPI document.
 internal enum Operations {
+    /// Service health
+    ///
+    /// - Remark: HTTP `GET /health`.
+    /// - Remark: Generated from `#/paths//health/get(health)`.
+    internal enum Health {
+        internal static let id: Swift.String = "health"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/health/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Health.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Health.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.Health.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            internal init(headers: Operations.Health.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/health/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/health/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.SidecarHealth)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.SidecarHealth {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.Health.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.Health.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// OK
+            ///
+            /// - Remark: Generated from `#/paths//health/get(health)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.Health.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.Health.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//health/get(health)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//health/get(health)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//health/get(health)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Each camera's source state, frames analysed, last motion and recent clips
+    ///
+    /// - Remark: HTTP `GET /v1/cameras`.
+    /// - Remark: Generated from `#/paths//v1/cameras/get(listCameras)`.
+    internal enum ListCameras {
+        internal static let id: Swift.String = "listCameras"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListCameras.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListCameras.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ListCameras.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            internal init(headers: Operations.ListCameras.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.CameraList)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.CameraList {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ListCameras.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ListCameras.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// OK
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/get(listCameras)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ListCameras.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ListCameras.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/get(listCameras)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/get(listCameras)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/get(listCameras)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// AllocatePushTransport: validate and store a new Inactive transport
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/allocatePushTransport`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/allocatePushTransport/post(allocatePushTransport)`.
+    internal enum AllocatePushTransport {
+        internal static let id: Swift.String = "allocatePushTransport"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/allocatePushTransport/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/allocatePushTransport/POST/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.AllocatePushTransport.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/allocatePushTransport/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                /// The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/allocatePushTransport/POST/header/X-Fabric-Index`.
+                internal var xFabricIndex: Components.Parameters.Fabric?
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AllocatePushTransport.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xFabricIndex: The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///   - accept:
+                internal init(
+                    xFabricIndex: Components.Parameters.Fabric? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AllocatePushTransport.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.xFabricIndex = xFabricIndex
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.AllocatePushTransport.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/allocatePushTransport/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/allocatePushTransport/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.AllocatePushTransportRequest)
+            }
+            internal var body: Operations.AllocatePushTransport.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.AllocatePushTransport.Input.Path,
+                headers: Operations.AllocatePushTransport.Input.Headers = .init(),
+                body: Operations.AllocatePushTransport.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/allocatePushTransport/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/allocatePushTransport/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AllocatePushTransportResponse)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.AllocatePushTransportResponse {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.AllocatePushTransport.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.AllocatePushTransport.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The command succeeded
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/allocatePushTransport/post(allocatePushTransport)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AllocatePushTransport.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.AllocatePushTransport.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/allocatePushTransport/post(allocatePushTransport)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/allocatePushTransport/post(allocatePushTransport)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/allocatePushTransport/post(allocatePushTransport)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/allocatePushTransport/post(allocatePushTransport)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// BUSY (uploads pending), INVALID_IN_STATE (e.g. a privacy mode is on), RESOURCE_EXHAUSTED, ALREADY_EXISTS.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/allocatePushTransport/post(allocatePushTransport)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.E409)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.E409 {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than 65536 bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/allocatePushTransport/post(allocatePushTransport)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.E413)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.E413 {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// INVALID_COMMAND: a request body that is not application/json (what a browser sends cross-site without a preflight).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/allocatePushTransport/post(allocatePushTransport)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.E415)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.E415 {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/allocatePushTransport/post(allocatePushTransport)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/allocatePushTransport/post(allocatePushTransport)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.E422)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.E422 {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// ModifyPushTransport: replace a transport's options
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/modifyPushTransport`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/modifyPushTransport/post(modifyPushTransport)`.
+    internal enum ModifyPushTransport {
+        internal static let id: Swift.String = "modifyPushTransport"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/modifyPushTransport/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/modifyPushTransport/POST/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.ModifyPushTransport.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/modifyPushTransport/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                /// The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/modifyPushTransport/POST/header/X-Fabric-Index`.
+                internal var xFabricIndex: Components.Parameters.Fabric?
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ModifyPushTransport.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xFabricIndex: The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///   - accept:
+                internal init(
+                    xFabricIndex: Components.Parameters.Fabric? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ModifyPushTransport.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.xFabricIndex = xFabricIndex
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ModifyPushTransport.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/modifyPushTransport/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/modifyPushTransport/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.ModifyPushTransportRequest)
+            }
+            internal var body: Operations.ModifyPushTransport.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.ModifyPushTransport.Input.Path,
+                headers: Operations.ModifyPushTransport.Input.Headers = .init(),
+                body: Operations.ModifyPushTransport.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/modifyPushTransport/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/modifyPushTransport/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.EmptyObject)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.EmptyObject {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ModifyPushTransport.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ModifyPushTransport.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The command succeeded
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/modifyPushTransport/post(modifyPushTransport)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ModifyPushTransport.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ModifyPushTransport.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/modifyPushTransport/post(modifyPushTransport)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/modifyPushTransport/post(modifyPushTransport)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/modifyPushTransport/post(modifyPushTransport)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/modifyPushTransport/post(modifyPushTransport)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// BUSY (uploads pending), INVALID_IN_STATE (e.g. a privacy mode is on), RESOURCE_EXHAUSTED, ALREADY_EXISTS.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/modifyPushTransport/post(modifyPushTransport)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.E409)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.E409 {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than 65536 bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/modifyPushTransport/post(modifyPushTransport)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.E413)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.E413 {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// INVALID_COMMAND: a request body that is not application/json (what a browser sends cross-site without a preflight).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/modifyPushTransport/post(modifyPushTransport)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.E415)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.E415 {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/modifyPushTransport/post(modifyPushTransport)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/modifyPushTransport/post(modifyPushTransport)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.E422)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.E422 {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// SetTransportStatus: Active or Inactive, one connection or all of the fabric's
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/setTransportStatus`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/setTransportStatus/post(setTransportStatus)`.
+    internal enum SetTransportStatus {
+        internal static let id: Swift.String = "setTransportStatus"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/setTransportStatus/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/setTransportStatus/POST/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.SetTransportStatus.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/setTransportStatus/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                /// The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/setTransportStatus/POST/header/X-Fabric-Index`.
+                internal var xFabricIndex: Components.Parameters.Fabric?
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetTransportStatus.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xFabricIndex: The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///   - accept:
+                internal init(
+                    xFabricIndex: Components.Parameters.Fabric? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetTransportStatus.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.xFabricIndex = xFabricIndex
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.SetTransportStatus.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/setTransportStatus/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/setTransportStatus/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.SetTransportStatusRequest)
+            }
+            internal var body: Operations.SetTransportStatus.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.SetTransportStatus.Input.Path,
+                headers: Operations.SetTransportStatus.Input.Headers = .init(),
+                body: Operations.SetTransportStatus.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/setTransportStatus/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/setTransportStatus/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.EmptyObject)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.EmptyObject {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.SetTransportStatus.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.SetTransportStatus.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The command succeeded
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/setTransportStatus/post(setTransportStatus)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.SetTransportStatus.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.SetTransportStatus.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/setTransportStatus/post(setTransportStatus)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/setTransportStatus/post(setTransportStatus)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/setTransportStatus/post(setTransportStatus)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/setTransportStatus/post(setTransportStatus)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// BUSY (uploads pending), INVALID_IN_STATE (e.g. a privacy mode is on), RESOURCE_EXHAUSTED, ALREADY_EXISTS.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/setTransportStatus/post(setTransportStatus)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.E409)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.E409 {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than 65536 bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/setTransportStatus/post(setTransportStatus)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.E413)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.E413 {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// INVALID_COMMAND: a request body that is not application/json (what a browser sends cross-site without a preflight).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/setTransportStatus/post(setTransportStatus)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.E415)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.E415 {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/setTransportStatus/post(setTransportStatus)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/setTransportStatus/post(setTransportStatus)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.E422)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.E422 {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// ManuallyTriggerTransport: start a clip now
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/manuallyTriggerTransport`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/manuallyTriggerTransport/post(manuallyTriggerTransport)`.
+    internal enum ManuallyTriggerTransport {
+        internal static let id: Swift.String = "manuallyTriggerTransport"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/manuallyTriggerTransport/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/manuallyTriggerTransport/POST/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.ManuallyTriggerTransport.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/manuallyTriggerTransport/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                /// The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/manuallyTriggerTransport/POST/header/X-Fabric-Index`.
+                internal var xFabricIndex: Components.Parameters.Fabric?
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ManuallyTriggerTransport.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xFabricIndex: The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///   - accept:
+                internal init(
+                    xFabricIndex: Components.Parameters.Fabric? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ManuallyTriggerTransport.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.xFabricIndex = xFabricIndex
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ManuallyTriggerTransport.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/manuallyTriggerTransport/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/manuallyTriggerTransport/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.ManuallyTriggerTransportRequest)
+            }
+            internal var body: Operations.ManuallyTriggerTransport.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.ManuallyTriggerTransport.Input.Path,
+                headers: Operations.ManuallyTriggerTransport.Input.Headers = .init(),
+                body: Operations.ManuallyTriggerTransport.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/manuallyTriggerTransport/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/manuallyTriggerTransport/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.EmptyObject)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.EmptyObject {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ManuallyTriggerTransport.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ManuallyTriggerTransport.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The command succeeded
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/manuallyTriggerTransport/post(manuallyTriggerTransport)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ManuallyTriggerTransport.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ManuallyTriggerTransport.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/manuallyTriggerTransport/post(manuallyTriggerTransport)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/manuallyTriggerTransport/post(manuallyTriggerTransport)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/manuallyTriggerTransport/post(manuallyTriggerTransport)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/manuallyTriggerTransport/post(manuallyTriggerTransport)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// BUSY (uploads pending), INVALID_IN_STATE (e.g. a privacy mode is on), RESOURCE_EXHAUSTED, ALREADY_EXISTS.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/manuallyTriggerTransport/post(manuallyTriggerTransport)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.E409)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.E409 {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than 65536 bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/manuallyTriggerTransport/post(manuallyTriggerTransport)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.E413)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.E413 {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// INVALID_COMMAND: a request body that is not application/json (what a browser sends cross-site without a preflight).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/manuallyTriggerTransport/post(manuallyTriggerTransport)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.E415)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.E415 {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/manuallyTriggerTransport/post(manuallyTriggerTransport)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/manuallyTriggerTransport/post(manuallyTriggerTransport)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.E422)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.E422 {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// FindTransport: one connection or all of the fabric's
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/findTransport`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/findTransport/post(findTransport)`.
+    internal enum FindTransport {
+        internal static let id: Swift.String = "findTransport"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/findTransport/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/findTransport/POST/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.FindTransport.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/findTransport/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                /// The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/findTransport/POST/header/X-Fabric-Index`.
+                internal var xFabricIndex: Components.Parameters.Fabric?
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.FindTransport.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xFabricIndex: The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///   - accept:
+                internal init(
+                    xFabricIndex: Components.Parameters.Fabric? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.FindTransport.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.xFabricIndex = xFabricIndex
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.FindTransport.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/findTransport/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/findTransport/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.FindTransportRequest)
+            }
+            internal var body: Operations.FindTransport.Input.Body?
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.FindTransport.Input.Path,
+                headers: Operations.FindTransport.Input.Headers = .init(),
+                body: Operations.FindTransport.Input.Body? = nil
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/findTransport/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/findTransport/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.FindTransportResponse)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.FindTransportResponse {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.FindTransport.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.FindTransport.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The command succeeded
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/findTransport/post(findTransport)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.FindTransport.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.FindTransport.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/findTransport/post(findTransport)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/findTransport/post(findTransport)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/findTransport/post(findTransport)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/findTransport/post(findTransport)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// BUSY (uploads pending), INVALID_IN_STATE (e.g. a privacy mode is on), RESOURCE_EXHAUSTED, ALREADY_EXISTS.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/findTransport/post(findTransport)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.E409)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.E409 {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than 65536 bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/findTransport/post(findTransport)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.E413)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.E413 {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// INVALID_COMMAND: a request body that is not application/json (what a browser sends cross-site without a preflight).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/findTransport/post(findTransport)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.E415)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.E415 {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/findTransport/post(findTransport)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/findTransport/post(findTransport)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.E422)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.E422 {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// DeallocatePushTransport: remove a transport, ending its recording
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/deallocatePushTransport`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/deallocatePushTransport/post(deallocatePushTransport)`.
+    internal enum DeallocatePushTransport {
+        internal static let id: Swift.String = "deallocatePushTransport"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/deallocatePushTransport/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/deallocatePushTransport/POST/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.DeallocatePushTransport.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/deallocatePushTransport/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                /// The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/deallocatePushTransport/POST/header/X-Fabric-Index`.
+                internal var xFabricIndex: Components.Parameters.Fabric?
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeallocatePushTransport.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xFabricIndex: The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///   - accept:
+                internal init(
+                    xFabricIndex: Components.Parameters.Fabric? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeallocatePushTransport.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.xFabricIndex = xFabricIndex
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.DeallocatePushTransport.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/deallocatePushTransport/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/deallocatePushTransport/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.DeallocatePushTransportRequest)
+            }
+            internal var body: Operations.DeallocatePushTransport.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.DeallocatePushTransport.Input.Path,
+                headers: Operations.DeallocatePushTransport.Input.Headers = .init(),
+                body: Operations.DeallocatePushTransport.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/deallocatePushTransport/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/deallocatePushTransport/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.EmptyObject)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.EmptyObject {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.DeallocatePushTransport.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.DeallocatePushTransport.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The command succeeded
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/deallocatePushTransport/post(deallocatePushTransport)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.DeallocatePushTransport.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.DeallocatePushTransport.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/deallocatePushTransport/post(deallocatePushTransport)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/deallocatePushTransport/post(deallocatePushTransport)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/deallocatePushTransport/post(deallocatePushTransport)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/deallocatePushTransport/post(deallocatePushTransport)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// BUSY (uploads pending), INVALID_IN_STATE (e.g. a privacy mode is on), RESOURCE_EXHAUSTED, ALREADY_EXISTS.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/deallocatePushTransport/post(deallocatePushTransport)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.E409)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.E409 {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than 65536 bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/deallocatePushTransport/post(deallocatePushTransport)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.E413)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.E413 {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// INVALID_COMMAND: a request body that is not application/json (what a browser sends cross-site without a preflight).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/deallocatePushTransport/post(deallocatePushTransport)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.E415)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.E415 {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/deallocatePushTransport/post(deallocatePushTransport)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/deallocatePushTransport/post(deallocatePushTransport)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.E422)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.E422 {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// UpdateMotionZoneOptions (provisional, TC-PAVST-2.15): replace a Motion transport's motionZones and/or motionSensitivity; a field left out keeps its value
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/updateMotionZoneOptions`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/updateMotionZoneOptions/post(updateMotionZoneOptions)`.
+    internal enum UpdateMotionZoneOptions {
+        internal static let id: Swift.String = "updateMotionZoneOptions"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/updateMotionZoneOptions/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/updateMotionZoneOptions/POST/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.UpdateMotionZoneOptions.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/updateMotionZoneOptions/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                /// The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/updateMotionZoneOptions/POST/header/X-Fabric-Index`.
+                internal var xFabricIndex: Components.Parameters.Fabric?
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UpdateMotionZoneOptions.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xFabricIndex: The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///   - accept:
+                internal init(
+                    xFabricIndex: Components.Parameters.Fabric? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UpdateMotionZoneOptions.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.xFabricIndex = xFabricIndex
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.UpdateMotionZoneOptions.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/updateMotionZoneOptions/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/updateMotionZoneOptions/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.UpdateMotionZoneOptionsRequest)
+            }
+            internal var body: Operations.UpdateMotionZoneOptions.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.UpdateMotionZoneOptions.Input.Path,
+                headers: Operations.UpdateMotionZoneOptions.Input.Headers = .init(),
+                body: Operations.UpdateMotionZoneOptions.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/updateMotionZoneOptions/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/commands/updateMotionZoneOptions/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.EmptyObject)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.EmptyObject {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.UpdateMotionZoneOptions.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.UpdateMotionZoneOptions.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The command succeeded
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/updateMotionZoneOptions/post(updateMotionZoneOptions)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.UpdateMotionZoneOptions.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.UpdateMotionZoneOptions.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/updateMotionZoneOptions/post(updateMotionZoneOptions)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/updateMotionZoneOptions/post(updateMotionZoneOptions)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/updateMotionZoneOptions/post(updateMotionZoneOptions)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/updateMotionZoneOptions/post(updateMotionZoneOptions)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// BUSY (uploads pending), INVALID_IN_STATE (e.g. a privacy mode is on), RESOURCE_EXHAUSTED, ALREADY_EXISTS.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/updateMotionZoneOptions/post(updateMotionZoneOptions)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.E409)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.E409 {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than 65536 bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/updateMotionZoneOptions/post(updateMotionZoneOptions)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.E413)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.E413 {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// INVALID_COMMAND: a request body that is not application/json (what a browser sends cross-site without a preflight).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/updateMotionZoneOptions/post(updateMotionZoneOptions)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.E415)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.E415 {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/updateMotionZoneOptions/post(updateMotionZoneOptions)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/updateMotionZoneOptions/post(updateMotionZoneOptions)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.E422)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.E422 {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Zone Management attributes: FeatureMap (TWODCART | USERDEFINED, and PERZONESENS with per-zone sensitivity), MaxZones, MaxUserDefinedZones, SensitivityMax, Sensitivity, Zones (serve.yaml's zones as ZoneSource 0 Mfg, controllers' as 1 User), Triggers
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/zoneManagement/attributes`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/get(zoneManagementAttributes)`.
+    internal enum ZoneManagementAttributes {
+        internal static let id: Swift.String = "zoneManagementAttributes"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/attributes/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/attributes/GET/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.ZoneManagementAttributes.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/attributes/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ZoneManagementAttributes.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ZoneManagementAttributes.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ZoneManagementAttributes.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.ZoneManagementAttributes.Input.Path,
+                headers: Operations.ZoneManagementAttributes.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/attributes/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/attributes/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.ZoneManagementAttributes)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.ZoneManagementAttributes {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ZoneManagementAttributes.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ZoneManagementAttributes.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// OK
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/get(zoneManagementAttributes)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ZoneManagementAttributes.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ZoneManagementAttributes.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/get(zoneManagementAttributes)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/get(zoneManagementAttributes)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/get(zoneManagementAttributes)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/get(zoneManagementAttributes)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// CreateTwoDCartesianZone: a user motion zone (vertices in the video's pixels) under the lowest free ZoneID; RESOURCE_EXHAUSTED at MaxZones, ALREADY_EXISTS for the vertices of an existing zone
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/post(createTwoDCartesianZone)`.
+    internal enum CreateTwoDCartesianZone {
+        internal static let id: Swift.String = "createTwoDCartesianZone"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/POST/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.CreateTwoDCartesianZone.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateTwoDCartesianZone.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateTwoDCartesianZone.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.CreateTwoDCartesianZone.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.CreateTwoDCartesianZoneRequest)
+            }
+            internal var body: Operations.CreateTwoDCartesianZone.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.CreateTwoDCartesianZone.Input.Path,
+                headers: Operations.CreateTwoDCartesianZone.Input.Headers = .init(),
+                body: Operations.CreateTwoDCartesianZone.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.CreateTwoDCartesianZoneResponse)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.CreateTwoDCartesianZoneResponse {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.CreateTwoDCartesianZone.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.CreateTwoDCartesianZone.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The command succeeded
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/post(createTwoDCartesianZone)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.CreateTwoDCartesianZone.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.CreateTwoDCartesianZone.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/post(createTwoDCartesianZone)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/post(createTwoDCartesianZone)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/post(createTwoDCartesianZone)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/post(createTwoDCartesianZone)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// BUSY (uploads pending), INVALID_IN_STATE (e.g. a privacy mode is on), RESOURCE_EXHAUSTED, ALREADY_EXISTS.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/post(createTwoDCartesianZone)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.E409)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.E409 {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than 65536 bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/post(createTwoDCartesianZone)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.E413)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.E413 {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// INVALID_COMMAND: a request body that is not application/json (what a browser sends cross-site without a preflight).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/post(createTwoDCartesianZone)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.E415)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.E415 {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/post(createTwoDCartesianZone)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/post(createTwoDCartesianZone)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.E422)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.E422 {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// UpdateTwoDCartesianZone: replace a user zone (a serve.yaml zone is CONSTRAINT_ERROR); the detector follows at once
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/post(updateTwoDCartesianZone)`.
+    internal enum UpdateTwoDCartesianZone {
+        internal static let id: Swift.String = "updateTwoDCartesianZone"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/POST/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.UpdateTwoDCartesianZone.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UpdateTwoDCartesianZone.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UpdateTwoDCartesianZone.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.UpdateTwoDCartesianZone.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.UpdateTwoDCartesianZoneRequest)
+            }
+            internal var body: Operations.UpdateTwoDCartesianZone.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.UpdateTwoDCartesianZone.Input.Path,
+                headers: Operations.UpdateTwoDCartesianZone.Input.Headers = .init(),
+                body: Operations.UpdateTwoDCartesianZone.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.EmptyObject)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.EmptyObject {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.UpdateTwoDCartesianZone.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.UpdateTwoDCartesianZone.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The command succeeded
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/post(updateTwoDCartesianZone)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.UpdateTwoDCartesianZone.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.UpdateTwoDCartesianZone.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/post(updateTwoDCartesianZone)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/post(updateTwoDCartesianZone)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/post(updateTwoDCartesianZone)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/post(updateTwoDCartesianZone)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// BUSY (uploads pending), INVALID_IN_STATE (e.g. a privacy mode is on), RESOURCE_EXHAUSTED, ALREADY_EXISTS.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/post(updateTwoDCartesianZone)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.E409)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.E409 {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than 65536 bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/post(updateTwoDCartesianZone)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.E413)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.E413 {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// INVALID_COMMAND: a request body that is not application/json (what a browser sends cross-site without a preflight).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/post(updateTwoDCartesianZone)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.E415)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.E415 {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/post(updateTwoDCartesianZone)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/post(updateTwoDCartesianZone)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.E422)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.E422 {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// RemoveZone: remove a user zone; INVALID_IN_STATE while a transport's motionZones names it or it has a trigger
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/zoneManagement/commands/removeZone`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeZone/post(removeZone)`.
+    internal enum RemoveZone {
+        internal static let id: Swift.String = "removeZone"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/removeZone/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/removeZone/POST/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.RemoveZone.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/removeZone/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RemoveZone.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RemoveZone.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.RemoveZone.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/removeZone/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/removeZone/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.RemoveZoneRequest)
+            }
+            internal var body: Operations.RemoveZone.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.RemoveZone.Input.Path,
+                headers: Operations.RemoveZone.Input.Headers = .init(),
+                body: Operations.RemoveZone.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/removeZone/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/removeZone/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.EmptyObject)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.EmptyObject {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.RemoveZone.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.RemoveZone.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The command succeeded
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeZone/post(removeZone)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.RemoveZone.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.RemoveZone.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeZone/post(removeZone)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeZone/post(removeZone)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeZone/post(removeZone)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeZone/post(removeZone)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// BUSY (uploads pending), INVALID_IN_STATE (e.g. a privacy mode is on), RESOURCE_EXHAUSTED, ALREADY_EXISTS.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeZone/post(removeZone)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.E409)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.E409 {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than 65536 bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeZone/post(removeZone)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.E413)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.E413 {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// INVALID_COMMAND: a request body that is not application/json (what a browser sends cross-site without a preflight).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeZone/post(removeZone)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.E415)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.E415 {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeZone/post(removeZone)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeZone/post(removeZone)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.E422)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.E422 {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// CurrentConnections as the caller's fabric reads it
     ///
     /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/currentConnections`.
@@ -6867,6 +10972,1278 @@ internal enum Operations {
             /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
             ///
             /// - Remark: Generated from `#/paths//v1/tls/commands/provisionEndpoint/post(provisionEndpoint)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.E422)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.E422 {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Readiness: the stores answer and every camera's source delivered a packet within the last 5 seconds
+    ///
+    /// 503 when not ready (a store does not answer, or a camera source is connecting, lost or stalled), with the same body saying which.
+    ///
+    /// - Remark: HTTP `GET /ready`.
+    /// - Remark: Generated from `#/paths//ready/get(ready)`.
+    internal enum Ready {
+        internal static let id: Swift.String = "ready"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/ready/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Ready.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Ready.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.Ready.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            internal init(headers: Operations.Ready.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/ready/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/ready/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.SidecarReadiness)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.SidecarReadiness {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.Ready.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.Ready.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Ready
+            ///
+            /// - Remark: Generated from `#/paths//ready/get(ready)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.Ready.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.Ready.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//ready/get(ready)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//ready/get(ready)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//ready/get(ready)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            internal struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/ready/GET/responses/503/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/ready/GET/responses/503/content/application\/json`.
+                    case json(Components.Schemas.SidecarReadiness)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.SidecarReadiness {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.Ready.Output.ServiceUnavailable.Body
+                /// Creates a new `ServiceUnavailable`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.Ready.Output.ServiceUnavailable.Body) {
+                    self.body = body
+                }
+            }
+            /// Not ready
+            ///
+            /// - Remark: Generated from `#/paths//ready/get(ready)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Operations.Ready.Output.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Operations.Ready.Output.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// CreateOrUpdateTrigger: set a zone's trigger (NOT_FOUND for an unknown zone; CONSTRAINT_ERROR for durations out of range); the running analysis follows at once and reports ZoneTriggered/ZoneStopped in the event log
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/post(createOrUpdateTrigger)`.
+    internal enum CreateOrUpdateTrigger {
+        internal static let id: Swift.String = "createOrUpdateTrigger"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/POST/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.CreateOrUpdateTrigger.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateOrUpdateTrigger.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateOrUpdateTrigger.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.CreateOrUpdateTrigger.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.CreateOrUpdateTriggerRequest)
+            }
+            internal var body: Operations.CreateOrUpdateTrigger.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.CreateOrUpdateTrigger.Input.Path,
+                headers: Operations.CreateOrUpdateTrigger.Input.Headers = .init(),
+                body: Operations.CreateOrUpdateTrigger.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.EmptyObject)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.EmptyObject {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.CreateOrUpdateTrigger.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.CreateOrUpdateTrigger.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The command succeeded
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/post(createOrUpdateTrigger)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.CreateOrUpdateTrigger.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.CreateOrUpdateTrigger.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/post(createOrUpdateTrigger)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/post(createOrUpdateTrigger)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/post(createOrUpdateTrigger)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/post(createOrUpdateTrigger)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// BUSY (uploads pending), INVALID_IN_STATE (e.g. a privacy mode is on), RESOURCE_EXHAUSTED, ALREADY_EXISTS.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/post(createOrUpdateTrigger)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.E409)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.E409 {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than 65536 bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/post(createOrUpdateTrigger)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.E413)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.E413 {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// INVALID_COMMAND: a request body that is not application/json (what a browser sends cross-site without a preflight).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/post(createOrUpdateTrigger)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.E415)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.E415 {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/post(createOrUpdateTrigger)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/post(createOrUpdateTrigger)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.E422)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.E422 {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// RemoveTrigger: remove a zone's trigger (NOT_FOUND when it has none); a zone triggered now stops (ZoneStopped, ActionStopped)
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/zoneManagement/commands/removeTrigger`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeTrigger/post(removeTrigger)`.
+    internal enum RemoveTrigger {
+        internal static let id: Swift.String = "removeTrigger"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/removeTrigger/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/removeTrigger/POST/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.RemoveTrigger.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/removeTrigger/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RemoveTrigger.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RemoveTrigger.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.RemoveTrigger.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/removeTrigger/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/removeTrigger/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.RemoveTriggerRequest)
+            }
+            internal var body: Operations.RemoveTrigger.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.RemoveTrigger.Input.Path,
+                headers: Operations.RemoveTrigger.Input.Headers = .init(),
+                body: Operations.RemoveTrigger.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/removeTrigger/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/commands/removeTrigger/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.EmptyObject)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.EmptyObject {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.RemoveTrigger.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.RemoveTrigger.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The command succeeded
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeTrigger/post(removeTrigger)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.RemoveTrigger.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.RemoveTrigger.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeTrigger/post(removeTrigger)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeTrigger/post(removeTrigger)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeTrigger/post(removeTrigger)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeTrigger/post(removeTrigger)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// BUSY (uploads pending), INVALID_IN_STATE (e.g. a privacy mode is on), RESOURCE_EXHAUSTED, ALREADY_EXISTS.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeTrigger/post(removeTrigger)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.E409)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.E409 {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than 65536 bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeTrigger/post(removeTrigger)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.E413)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.E413 {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// INVALID_COMMAND: a request body that is not application/json (what a browser sends cross-site without a preflight).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeTrigger/post(removeTrigger)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.E415)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.E415 {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeTrigger/post(removeTrigger)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeTrigger/post(removeTrigger)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.E422)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.E422 {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Write Zone Management Sensitivity (persisted)
+    ///
+    /// 1…10 (CONSTRAINT_ERROR otherwise); UNSUPPORTED_ATTRIBUTE (404) with PERZONESENS. Zone triggers and Motion transports whose motionSensitivity is null use it at once.
+    ///
+    /// - Remark: HTTP `PUT /v1/cameras/{camera}/zoneManagement/attributes/sensitivity`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/sensitivity/put(put_zoneSensitivity)`.
+    internal enum PutZoneSensitivity {
+        internal static let id: Swift.String = "put_zoneSensitivity"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/attributes/sensitivity/PUT/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/attributes/sensitivity/PUT/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.PutZoneSensitivity.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/attributes/sensitivity/PUT/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PutZoneSensitivity.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PutZoneSensitivity.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.PutZoneSensitivity.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/attributes/sensitivity/PUT/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/attributes/sensitivity/PUT/requestBody/content/application\/json`.
+                case json(Components.Schemas.SensitivityValue)
+            }
+            internal var body: Operations.PutZoneSensitivity.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.PutZoneSensitivity.Input.Path,
+                headers: Operations.PutZoneSensitivity.Input.Headers = .init(),
+                body: Operations.PutZoneSensitivity.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/attributes/sensitivity/PUT/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/zoneManagement/attributes/sensitivity/PUT/responses/200/content/application\/json`.
+                    case json(Components.Schemas.SensitivityValue)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.SensitivityValue {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.PutZoneSensitivity.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.PutZoneSensitivity.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The value after the write
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/sensitivity/put(put_zoneSensitivity)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.PutZoneSensitivity.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.PutZoneSensitivity.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/sensitivity/put(put_zoneSensitivity)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/sensitivity/put(put_zoneSensitivity)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/sensitivity/put(put_zoneSensitivity)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/sensitivity/put(put_zoneSensitivity)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// BUSY (uploads pending), INVALID_IN_STATE (e.g. a privacy mode is on), RESOURCE_EXHAUSTED, ALREADY_EXISTS.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/sensitivity/put(put_zoneSensitivity)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.E409)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.E409 {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than 65536 bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/sensitivity/put(put_zoneSensitivity)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.E413)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.E413 {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// INVALID_COMMAND: a request body that is not application/json (what a browser sends cross-site without a preflight).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/sensitivity/put(put_zoneSensitivity)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.E415)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.E415 {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/sensitivity/put(put_zoneSensitivity)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// FAILURE, with clusterStatus for a cluster-specific status (InvalidTLSEndpoint, InvalidURL, InvalidTransportStatus, …).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/sensitivity/put(put_zoneSensitivity)/responses/422`.
             ///
             /// HTTP response code: `422 unprocessableContent`.
             case unprocessableContent(Components.Responses.E422)

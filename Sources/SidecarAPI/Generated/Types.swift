@@ -3,9 +3,76 @@
 import struct Foundation.URL
 import struct Foundation.Data
 import struct Foundation.Date
+import Domain
+import Sidecar
 import TransportModel
 /// A type that performs HTTP operations defined by the OpenAPI document.
 internal protocol APIProtocol: Sendable {
+    /// Service health
+    ///
+    /// - Remark: HTTP `GET /health`.
+    /// - Remark: Generated from `#/paths//health/get(health)`.
+    func health(_ input: Operations.Health.Input) async throws -> Operations.Health.Output
+    /// Each camera's source state, frames analysed, last motion and recent clips
+    ///
+    /// - Remark: HTTP `GET /v1/cameras`.
+    /// - Remark: Generated from `#/paths//v1/cameras/get(listCameras)`.
+    func listCameras(_ input: Operations.ListCameras.Input) async throws -> Operations.ListCameras.Output
+    /// AllocatePushTransport: validate and store a new Inactive transport
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/allocatePushTransport`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/allocatePushTransport/post(allocatePushTransport)`.
+    func allocatePushTransport(_ input: Operations.AllocatePushTransport.Input) async throws -> Operations.AllocatePushTransport.Output
+    /// ModifyPushTransport: replace a transport's options
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/modifyPushTransport`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/modifyPushTransport/post(modifyPushTransport)`.
+    func modifyPushTransport(_ input: Operations.ModifyPushTransport.Input) async throws -> Operations.ModifyPushTransport.Output
+    /// SetTransportStatus: Active or Inactive, one connection or all of the fabric's
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/setTransportStatus`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/setTransportStatus/post(setTransportStatus)`.
+    func setTransportStatus(_ input: Operations.SetTransportStatus.Input) async throws -> Operations.SetTransportStatus.Output
+    /// ManuallyTriggerTransport: start a clip now
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/manuallyTriggerTransport`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/manuallyTriggerTransport/post(manuallyTriggerTransport)`.
+    func manuallyTriggerTransport(_ input: Operations.ManuallyTriggerTransport.Input) async throws -> Operations.ManuallyTriggerTransport.Output
+    /// FindTransport: one connection or all of the fabric's
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/findTransport`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/findTransport/post(findTransport)`.
+    func findTransport(_ input: Operations.FindTransport.Input) async throws -> Operations.FindTransport.Output
+    /// DeallocatePushTransport: remove a transport, ending its recording
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/deallocatePushTransport`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/deallocatePushTransport/post(deallocatePushTransport)`.
+    func deallocatePushTransport(_ input: Operations.DeallocatePushTransport.Input) async throws -> Operations.DeallocatePushTransport.Output
+    /// UpdateMotionZoneOptions (provisional, TC-PAVST-2.15): replace a Motion transport's motionZones and/or motionSensitivity; a field left out keeps its value
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/updateMotionZoneOptions`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/updateMotionZoneOptions/post(updateMotionZoneOptions)`.
+    func updateMotionZoneOptions(_ input: Operations.UpdateMotionZoneOptions.Input) async throws -> Operations.UpdateMotionZoneOptions.Output
+    /// Zone Management attributes: FeatureMap (TWODCART | USERDEFINED, and PERZONESENS with per-zone sensitivity), MaxZones, MaxUserDefinedZones, SensitivityMax, Sensitivity, Zones (serve.yaml's zones as ZoneSource 0 Mfg, controllers' as 1 User), Triggers
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/zoneManagement/attributes`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/get(zoneManagementAttributes)`.
+    func zoneManagementAttributes(_ input: Operations.ZoneManagementAttributes.Input) async throws -> Operations.ZoneManagementAttributes.Output
+    /// CreateTwoDCartesianZone: a user motion zone (vertices in the video's pixels) under the lowest free ZoneID; RESOURCE_EXHAUSTED at MaxZones, ALREADY_EXISTS for the vertices of an existing zone
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/post(createTwoDCartesianZone)`.
+    func createTwoDCartesianZone(_ input: Operations.CreateTwoDCartesianZone.Input) async throws -> Operations.CreateTwoDCartesianZone.Output
+    /// UpdateTwoDCartesianZone: replace a user zone (a serve.yaml zone is CONSTRAINT_ERROR); the detector follows at once
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/post(updateTwoDCartesianZone)`.
+    func updateTwoDCartesianZone(_ input: Operations.UpdateTwoDCartesianZone.Input) async throws -> Operations.UpdateTwoDCartesianZone.Output
+    /// RemoveZone: remove a user zone; INVALID_IN_STATE while a transport's motionZones names it or it has a trigger
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/zoneManagement/commands/removeZone`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeZone/post(removeZone)`.
+    func removeZone(_ input: Operations.RemoveZone.Input) async throws -> Operations.RemoveZone.Output
     /// CurrentConnections as the caller's fabric reads it
     ///
     /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/currentConnections`.
@@ -138,10 +205,211 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/tls/commands/provisionEndpoint`.
     /// - Remark: Generated from `#/paths//v1/tls/commands/provisionEndpoint/post(provisionEndpoint)`.
     func provisionEndpoint(_ input: Operations.ProvisionEndpoint.Input) async throws -> Operations.ProvisionEndpoint.Output
+    /// Readiness: the stores answer and every camera's source delivered a packet within the last 5 seconds
+    ///
+    /// 503 when not ready (a store does not answer, or a camera source is connecting, lost or stalled), with the same body saying which.
+    ///
+    /// - Remark: HTTP `GET /ready`.
+    /// - Remark: Generated from `#/paths//ready/get(ready)`.
+    func ready(_ input: Operations.Ready.Input) async throws -> Operations.Ready.Output
+    /// CreateOrUpdateTrigger: set a zone's trigger (NOT_FOUND for an unknown zone; CONSTRAINT_ERROR for durations out of range); the running analysis follows at once and reports ZoneTriggered/ZoneStopped in the event log
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/post(createOrUpdateTrigger)`.
+    func createOrUpdateTrigger(_ input: Operations.CreateOrUpdateTrigger.Input) async throws -> Operations.CreateOrUpdateTrigger.Output
+    /// RemoveTrigger: remove a zone's trigger (NOT_FOUND when it has none); a zone triggered now stops (ZoneStopped, ActionStopped)
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/zoneManagement/commands/removeTrigger`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeTrigger/post(removeTrigger)`.
+    func removeTrigger(_ input: Operations.RemoveTrigger.Input) async throws -> Operations.RemoveTrigger.Output
+    /// Write Zone Management Sensitivity (persisted)
+    ///
+    /// 1…10 (CONSTRAINT_ERROR otherwise); UNSUPPORTED_ATTRIBUTE (404) with PERZONESENS. Zone triggers and Motion transports whose motionSensitivity is null use it at once.
+    ///
+    /// - Remark: HTTP `PUT /v1/cameras/{camera}/zoneManagement/attributes/sensitivity`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/sensitivity/put(put_zoneSensitivity)`.
+    func putZoneSensitivity(_ input: Operations.PutZoneSensitivity.Input) async throws -> Operations.PutZoneSensitivity.Output
 }
 
 /// Convenience overloads for operation inputs.
 extension APIProtocol {
+    /// Service health
+    ///
+    /// - Remark: HTTP `GET /health`.
+    /// - Remark: Generated from `#/paths//health/get(health)`.
+    internal func health(headers: Operations.Health.Input.Headers = .init()) async throws -> Operations.Health.Output {
+        try await health(Operations.Health.Input(headers: headers))
+    }
+    /// Each camera's source state, frames analysed, last motion and recent clips
+    ///
+    /// - Remark: HTTP `GET /v1/cameras`.
+    /// - Remark: Generated from `#/paths//v1/cameras/get(listCameras)`.
+    internal func listCameras(headers: Operations.ListCameras.Input.Headers = .init()) async throws -> Operations.ListCameras.Output {
+        try await listCameras(Operations.ListCameras.Input(headers: headers))
+    }
+    /// AllocatePushTransport: validate and store a new Inactive transport
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/allocatePushTransport`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/allocatePushTransport/post(allocatePushTransport)`.
+    internal func allocatePushTransport(
+        path: Operations.AllocatePushTransport.Input.Path,
+        headers: Operations.AllocatePushTransport.Input.Headers = .init(),
+        body: Operations.AllocatePushTransport.Input.Body
+    ) async throws -> Operations.AllocatePushTransport.Output {
+        try await allocatePushTransport(Operations.AllocatePushTransport.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// ModifyPushTransport: replace a transport's options
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/modifyPushTransport`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/modifyPushTransport/post(modifyPushTransport)`.
+    internal func modifyPushTransport(
+        path: Operations.ModifyPushTransport.Input.Path,
+        headers: Operations.ModifyPushTransport.Input.Headers = .init(),
+        body: Operations.ModifyPushTransport.Input.Body
+    ) async throws -> Operations.ModifyPushTransport.Output {
+        try await modifyPushTransport(Operations.ModifyPushTransport.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// SetTransportStatus: Active or Inactive, one connection or all of the fabric's
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/setTransportStatus`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/setTransportStatus/post(setTransportStatus)`.
+    internal func setTransportStatus(
+        path: Operations.SetTransportStatus.Input.Path,
+        headers: Operations.SetTransportStatus.Input.Headers = .init(),
+        body: Operations.SetTransportStatus.Input.Body
+    ) async throws -> Operations.SetTransportStatus.Output {
+        try await setTransportStatus(Operations.SetTransportStatus.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// ManuallyTriggerTransport: start a clip now
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/manuallyTriggerTransport`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/manuallyTriggerTransport/post(manuallyTriggerTransport)`.
+    internal func manuallyTriggerTransport(
+        path: Operations.ManuallyTriggerTransport.Input.Path,
+        headers: Operations.ManuallyTriggerTransport.Input.Headers = .init(),
+        body: Operations.ManuallyTriggerTransport.Input.Body
+    ) async throws -> Operations.ManuallyTriggerTransport.Output {
+        try await manuallyTriggerTransport(Operations.ManuallyTriggerTransport.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// FindTransport: one connection or all of the fabric's
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/findTransport`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/findTransport/post(findTransport)`.
+    internal func findTransport(
+        path: Operations.FindTransport.Input.Path,
+        headers: Operations.FindTransport.Input.Headers = .init(),
+        body: Operations.FindTransport.Input.Body? = nil
+    ) async throws -> Operations.FindTransport.Output {
+        try await findTransport(Operations.FindTransport.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// DeallocatePushTransport: remove a transport, ending its recording
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/deallocatePushTransport`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/deallocatePushTransport/post(deallocatePushTransport)`.
+    internal func deallocatePushTransport(
+        path: Operations.DeallocatePushTransport.Input.Path,
+        headers: Operations.DeallocatePushTransport.Input.Headers = .init(),
+        body: Operations.DeallocatePushTransport.Input.Body
+    ) async throws -> Operations.DeallocatePushTransport.Output {
+        try await deallocatePushTransport(Operations.DeallocatePushTransport.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// UpdateMotionZoneOptions (provisional, TC-PAVST-2.15): replace a Motion transport's motionZones and/or motionSensitivity; a field left out keeps its value
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/updateMotionZoneOptions`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/commands/updateMotionZoneOptions/post(updateMotionZoneOptions)`.
+    internal func updateMotionZoneOptions(
+        path: Operations.UpdateMotionZoneOptions.Input.Path,
+        headers: Operations.UpdateMotionZoneOptions.Input.Headers = .init(),
+        body: Operations.UpdateMotionZoneOptions.Input.Body
+    ) async throws -> Operations.UpdateMotionZoneOptions.Output {
+        try await updateMotionZoneOptions(Operations.UpdateMotionZoneOptions.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Zone Management attributes: FeatureMap (TWODCART | USERDEFINED, and PERZONESENS with per-zone sensitivity), MaxZones, MaxUserDefinedZones, SensitivityMax, Sensitivity, Zones (serve.yaml's zones as ZoneSource 0 Mfg, controllers' as 1 User), Triggers
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/zoneManagement/attributes`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/get(zoneManagementAttributes)`.
+    internal func zoneManagementAttributes(
+        path: Operations.ZoneManagementAttributes.Input.Path,
+        headers: Operations.ZoneManagementAttributes.Input.Headers = .init()
+    ) async throws -> Operations.ZoneManagementAttributes.Output {
+        try await zoneManagementAttributes(Operations.ZoneManagementAttributes.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// CreateTwoDCartesianZone: a user motion zone (vertices in the video's pixels) under the lowest free ZoneID; RESOURCE_EXHAUSTED at MaxZones, ALREADY_EXISTS for the vertices of an existing zone
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createTwoDCartesianZone/post(createTwoDCartesianZone)`.
+    internal func createTwoDCartesianZone(
+        path: Operations.CreateTwoDCartesianZone.Input.Path,
+        headers: Operations.CreateTwoDCartesianZone.Input.Headers = .init(),
+        body: Operations.CreateTwoDCartesianZone.Input.Body
+    ) async throws -> Operations.CreateTwoDCartesianZone.Output {
+        try await createTwoDCartesianZone(Operations.CreateTwoDCartesianZone.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// UpdateTwoDCartesianZone: replace a user zone (a serve.yaml zone is CONSTRAINT_ERROR); the detector follows at once
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/updateTwoDCartesianZone/post(updateTwoDCartesianZone)`.
+    internal func updateTwoDCartesianZone(
+        path: Operations.UpdateTwoDCartesianZone.Input.Path,
+        headers: Operations.UpdateTwoDCartesianZone.Input.Headers = .init(),
+        body: Operations.UpdateTwoDCartesianZone.Input.Body
+    ) async throws -> Operations.UpdateTwoDCartesianZone.Output {
+        try await updateTwoDCartesianZone(Operations.UpdateTwoDCartesianZone.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// RemoveZone: remove a user zone; INVALID_IN_STATE while a transport's motionZones names it or it has a trigger
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/zoneManagement/commands/removeZone`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeZone/post(removeZone)`.
+    internal func removeZone(
+        path: Operations.RemoveZone.Input.Path,
+        headers: Operations.RemoveZone.Input.Headers = .init(),
+        body: Operations.RemoveZone.Input.Body
+    ) async throws -> Operations.RemoveZone.Output {
+        try await removeZone(Operations.RemoveZone.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
     /// CurrentConnections as the caller's fabric reads it
     ///
     /// - Remark: HTTP `GET /v1/cameras/{camera}/attributes/currentConnections`.
@@ -456,6 +724,62 @@ extension APIProtocol {
         body: Operations.ProvisionEndpoint.Input.Body
     ) async throws -> Operations.ProvisionEndpoint.Output {
         try await provisionEndpoint(Operations.ProvisionEndpoint.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Readiness: the stores answer and every camera's source delivered a packet within the last 5 seconds
+    ///
+    /// 503 when not ready (a store does not answer, or a camera source is connecting, lost or stalled), with the same body saying which.
+    ///
+    /// - Remark: HTTP `GET /ready`.
+    /// - Remark: Generated from `#/paths//ready/get(ready)`.
+    internal func ready(headers: Operations.Ready.Input.Headers = .init()) async throws -> Operations.Ready.Output {
+        try await ready(Operations.Ready.Input(headers: headers))
+    }
+    /// CreateOrUpdateTrigger: set a zone's trigger (NOT_FOUND for an unknown zone; CONSTRAINT_ERROR for durations out of range); the running analysis follows at once and reports ZoneTriggered/ZoneStopped in the event log
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger/post(createOrUpdateTrigger)`.
+    internal func createOrUpdateTrigger(
+        path: Operations.CreateOrUpdateTrigger.Input.Path,
+        headers: Operations.CreateOrUpdateTrigger.Input.Headers = .init(),
+        body: Operations.CreateOrUpdateTrigger.Input.Body
+    ) async throws -> Operations.CreateOrUpdateTrigger.Output {
+        try await createOrUpdateTrigger(Operations.CreateOrUpdateTrigger.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// RemoveTrigger: remove a zone's trigger (NOT_FOUND when it has none); a zone triggered now stops (ZoneStopped, ActionStopped)
+    ///
+    /// - Remark: HTTP `POST /v1/cameras/{camera}/zoneManagement/commands/removeTrigger`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/commands/removeTrigger/post(removeTrigger)`.
+    internal func removeTrigger(
+        path: Operations.RemoveTrigger.Input.Path,
+        headers: Operations.RemoveTrigger.Input.Headers = .init(),
+        body: Operations.RemoveTrigger.Input.Body
+    ) async throws -> Operations.RemoveTrigger.Output {
+        try await removeTrigger(Operations.RemoveTrigger.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Write Zone Management Sensitivity (persisted)
+    ///
+    /// 1…10 (CONSTRAINT_ERROR otherwise); UNSUPPORTED_ATTRIBUTE (404) with PERZONESENS. Zone triggers and Motion transports whose motionSensitivity is null use it at once.
+    ///
+    /// - Remark: HTTP `PUT /v1/cameras/{camera}/zoneManagement/attributes/sensitivity`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/zoneManagement/attributes/sensitivity/put(put_zoneSensitivity)`.
+    internal func putZoneSensitivity(
+        path: Operations.PutZoneSensitivity.Input.Path,
+        headers: Operations.PutZoneSensitivity.Input.Headers = .init(),
+        body: Operations.PutZoneSensitivity.Input.Body
+    ) async throws -> Operations.PutZoneSensitivity.Output {
+        try await putZoneSensitivity(Operations.PutZoneSensitivity.Input(
+            path: path,
             headers: headers,
             body: body
         ))
