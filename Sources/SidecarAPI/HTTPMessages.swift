@@ -36,26 +36,6 @@ enum RequestReading {
     }
 }
 
-/// Pictures: thumbnails and snapshots, never sniffed as anything else.
-enum JPEGResponse {
-    static func make(_ jpeg: Data, cacheControl: String) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "image/jpeg"
-        headers[.cacheControl] = cacheControl
-        headers[.xContentTypeOptions] = "nosniff"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
-    }
-
-    /// `Last-Modified`'s form (RFC 9110 IMF-fixdate).
-    static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
-    }
-}
-
 /// JSON answers: keys sorted (stable bodies), dates in ISO 8601, slashes unescaped.
 enum JSONResponse {
     static func encoder() -> JSONEncoder {

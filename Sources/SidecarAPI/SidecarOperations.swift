@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import OpenAPIHummingbird
 import OpenAPIRuntime
@@ -73,16 +74,21 @@ final class RouteSignatureRecorder: ServerTransport, Sendable {
 /// - a number that does not fit its field named (Foundation's JSONDecoder on Linux reports it as "not valid JSON" at
 ///   no path; ``NumberRangeProbe`` finds the field with the operation's body type, ``RequestBodyTypes``);
 /// - `Content-Type: application/json` as the hand routes write it (the runtime adds `; charset=utf-8`);
-/// - a `Location` as the URI reference it is: the runtime writes every header value URI-encoded (the OpenAPI "simple"
-///   style), which would turn `/v1/tls/endpoints/3` into `%2Fv1%2Ftls%2Fendpoints%2F3`.
+/// - `Location`, `Cache-Control` and `Last-Modified` as the plain text they are: the runtime writes every header value
+///   URI-encoded (the OpenAPI "simple" style), which would turn `/v1/tls/endpoints/3` into `%2Fv1%2Ftls%2Fendpoints%2F3`
+///   and `no-store, max-age=0` into `no-store%2C%20max-age%3D0`.
 struct APIConventionsMiddleware<Control: SidecarControl>: RouterMiddleware {
     typealias Context = BasicRequestContext
     let control: Control
+    /// The generated routes' response headers, written back as text (none of their values has a `%` of its own).
+    static var plainHeaders: [HTTPField.Name] { [.location, .cacheControl, .lastModified] }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         _ = try RequestReading.fabric(of: request)
         if let camera = context.parameters.get("camera") { _ = try control.transportServer(camera: camera) }
         if context.parameters.get("endpointID") != nil { _ = try RequestReading.endpointID(context) }
+        if context.parameters.get("connectionID") != nil { _ = try RequestReading.integer(UInt16.self, "connectionID", context) }
+        if context.parameters.get("session") != nil { _ = try RequestReading.integer(UInt64.self, "session", context) }
         var request = request
         var body: ByteBuffer?
         if [.post, .put, .patch].contains(request.method) {
@@ -101,8 +107,8 @@ struct APIConventionsMiddleware<Control: SidecarControl>: RouterMiddleware {
             }
             throw error
         }
-        if let location = response.headers[.location], let decoded = location.removingPercentEncoding {
-            response.headers[.location] = decoded
+        for name in Self.plainHeaders {
+            if let value = response.headers[name], let decoded = value.removingPercentEncoding { response.headers[name] = decoded }
         }
         // JSON has no charset parameter (RFC 8259 §11); every answer of the API says `application/json` alike.
         if response.headers[.contentType] == "application/json; charset=utf-8" {

@@ -119,25 +119,6 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
             Route(signature: .init(method: .head, path: "/v1/cameras/{camera}/clips/{connectionID}/{session}")) { request, context in
                 try await clip(request, context, bodyless: true)
             },
-            Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg")) { _, context in
-                let (cameraID, _) = try transport(context)
-                let connection = try RequestReading.integer(UInt16.self, "connectionID", context)
-                let session = SessionNumber(try RequestReading.integer(UInt64.self, "session", context))
-                guard let jpeg = await control.thumbnail(camera: cameraID, connection: connection, session: session) else {
-                    throw APIError.notFound("session: camera \(cameraID) has no thumbnail of connection \(connection) session \(session)")
-                }
-                // A recording's thumbnail never changes.
-                return JPEGResponse.make(jpeg, cacheControl: "private, max-age=3600")
-            },
-            Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/snapshot.jpg")) { _, context in
-                let (cameraID, _) = try transport(context)
-                guard let snapshot = await control.snapshot(camera: cameraID) else {
-                    throw APIError.notFound("camera: camera \(cameraID) has not analysed a picture yet")
-                }
-                var response = JPEGResponse.make(snapshot.jpeg, cacheControl: "no-store")
-                response.headers[.lastModified] = JPEGResponse.httpDate(snapshot.taken)
-                return response
-            },
             Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/events")) { request, context in
                 let fabric = try RequestReading.fabric(of: request)
                 let (cameraID, transport) = try transport(context)

@@ -81,9 +81,13 @@ import Testing
             #expect(thumbnail.status == .ok)
             #expect(thumbnail.headers[.contentType] == "image/jpeg" && thumbnail.headers[.xContentTypeOptions] == "nosniff")
             #expect(Data(buffer: thumbnail.body) == TestSidecar.jpeg)
+            // Plain text, not the runtime's URI encoding of a header value (`private%2C%20max-age%3D3600`).
+            #expect(thumbnail.headers[.cacheControl] == "private, max-age=3600")
             let none = try await client.call(.get, "/v1/cameras/cam1/clips/1/4/thumbnail.jpg")
             #expect(none.status == .notFound && none.errorBody?.status == "NOT_FOUND", "\(none.text)")
             #expect(try await client.call(.get, "/v1/cameras/cam1/clips/x/3/thumbnail.jpg").status == .badRequest)
+            let tooLarge = try await client.call(.get, "/v1/cameras/cam1/clips/70000/3/thumbnail.jpg")
+            #expect(tooLarge.status == .badRequest && tooLarge.text.contains("connectionID: must be an integer 0…65535"), "\(tooLarge.text)")
             #expect(try await client.call(.get, "/v1/cameras/cam9/clips/1/3/thumbnail.jpg").status == .notFound)
 
             let snapshot = try await client.call(.get, "/v1/cameras/cam1/snapshot.jpg")

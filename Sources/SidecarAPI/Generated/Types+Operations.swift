@@ -11023,6 +11023,587 @@ internal enum Operations {
             }
         }
     }
+    /// A JPEG of the picture at the trigger of a recent or running recording (at most 320 pixels wide, the video's aspect ratio); none for an encrypted transport
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/get(recentClipThumbnail)`.
+    internal enum RecentClipThumbnail {
+        internal static let id: Swift.String = "recentClipThumbnail"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/GET/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/GET/path/connectionID`.
+                internal var connectionID: Swift.Int
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/GET/path/session`.
+                internal var session: Swift.Int
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                ///   - connectionID:
+                ///   - session:
+                internal init(
+                    camera: Components.Parameters.Camera,
+                    connectionID: Swift.Int,
+                    session: Swift.Int
+                ) {
+                    self.camera = camera
+                    self.connectionID = connectionID
+                    self.session = session
+                }
+            }
+            internal var path: Operations.RecentClipThumbnail.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RecentClipThumbnail.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RecentClipThumbnail.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.RecentClipThumbnail.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.RecentClipThumbnail.Input.Path,
+                headers: Operations.RecentClipThumbnail.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/GET/responses/200/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// A recording's thumbnail never changes: `private, max-age=3600`
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/GET/responses/200/headers/Cache-Control`.
+                    internal var cacheControl: Swift.String?
+                    /// `nosniff`: never read as anything but a JPEG
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/GET/responses/200/headers/X-Content-Type-Options`.
+                    internal var xContentTypeOptions: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - cacheControl: A recording's thumbnail never changes: `private, max-age=3600`
+                    ///   - xContentTypeOptions: `nosniff`: never read as anything but a JPEG
+                    internal init(
+                        cacheControl: Swift.String? = nil,
+                        xContentTypeOptions: Swift.String? = nil
+                    ) {
+                        self.cacheControl = cacheControl
+                        self.xContentTypeOptions = xContentTypeOptions
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.RecentClipThumbnail.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/GET/responses/200/content/image\/jpeg`.
+                    case jpeg(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.jpeg`.
+                    ///
+                    /// - Throws: An error if `self` is not `.jpeg`.
+                    /// - SeeAlso: `.jpeg`.
+                    internal var jpeg: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .jpeg(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.RecentClipThumbnail.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.RecentClipThumbnail.Output.Ok.Headers = .init(),
+                    body: Operations.RecentClipThumbnail.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The thumbnail
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/get(recentClipThumbnail)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.RecentClipThumbnail.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.RecentClipThumbnail.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/get(recentClipThumbnail)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/get(recentClipThumbnail)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/get(recentClipThumbnail)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/get(recentClipThumbnail)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/get(recentClipThumbnail)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case jpeg
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "image/jpeg":
+                    self = .jpeg
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .jpeg:
+                    return "image/jpeg"
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .jpeg,
+                    .json
+                ]
+            }
+        }
+    }
+    /// A JPEG of the camera's latest analysed picture (at most 640 pixels wide): a new one while the source streams (waiting a few seconds at most for the next picture), the last one made while it does not; Last-Modified says when it was made
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/snapshot.jpg`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/snapshot.jpg/get(cameraSnapshot)`.
+    internal enum CameraSnapshot {
+        internal static let id: Swift.String = "cameraSnapshot"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/snapshot.jpg/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/snapshot.jpg/GET/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.CameraSnapshot.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/snapshot.jpg/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CameraSnapshot.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CameraSnapshot.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.CameraSnapshot.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.CameraSnapshot.Input.Path,
+                headers: Operations.CameraSnapshot.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/snapshot.jpg/GET/responses/200/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// When the picture was made
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/snapshot.jpg/GET/responses/200/headers/Last-Modified`.
+                    internal var lastModified: Swift.String?
+                    /// `no-store`: the next request gets a newer picture
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/snapshot.jpg/GET/responses/200/headers/Cache-Control`.
+                    internal var cacheControl: Swift.String?
+                    /// `nosniff`: never read as anything but a JPEG
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/snapshot.jpg/GET/responses/200/headers/X-Content-Type-Options`.
+                    internal var xContentTypeOptions: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - lastModified: When the picture was made
+                    ///   - cacheControl: `no-store`: the next request gets a newer picture
+                    ///   - xContentTypeOptions: `nosniff`: never read as anything but a JPEG
+                    internal init(
+                        lastModified: Swift.String? = nil,
+                        cacheControl: Swift.String? = nil,
+                        xContentTypeOptions: Swift.String? = nil
+                    ) {
+                        self.lastModified = lastModified
+                        self.cacheControl = cacheControl
+                        self.xContentTypeOptions = xContentTypeOptions
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.CameraSnapshot.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/snapshot.jpg/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/snapshot.jpg/GET/responses/200/content/image\/jpeg`.
+                    case jpeg(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.jpeg`.
+                    ///
+                    /// - Throws: An error if `self` is not `.jpeg`.
+                    /// - SeeAlso: `.jpeg`.
+                    internal var jpeg: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .jpeg(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.CameraSnapshot.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.CameraSnapshot.Output.Ok.Headers = .init(),
+                    body: Operations.CameraSnapshot.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The snapshot
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/snapshot.jpg/get(cameraSnapshot)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.CameraSnapshot.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.CameraSnapshot.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/snapshot.jpg/get(cameraSnapshot)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/snapshot.jpg/get(cameraSnapshot)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/snapshot.jpg/get(cameraSnapshot)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/snapshot.jpg/get(cameraSnapshot)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/snapshot.jpg/get(cameraSnapshot)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case jpeg
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "image/jpeg":
+                    self = .jpeg
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .jpeg:
+                    return "image/jpeg"
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .jpeg,
+                    .json
+                ]
+            }
+        }
+    }
     /// Readiness: the stores answer and every camera's source delivered a packet within the last 5 seconds
     ///
     /// 503 when not ready (a store does not answer, or a camera source is connecting, lost or stalled), with the same body saying which.

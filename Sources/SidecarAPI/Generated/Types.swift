@@ -205,6 +205,16 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/tls/commands/provisionEndpoint`.
     /// - Remark: Generated from `#/paths//v1/tls/commands/provisionEndpoint/post(provisionEndpoint)`.
     func provisionEndpoint(_ input: Operations.ProvisionEndpoint.Input) async throws -> Operations.ProvisionEndpoint.Output
+    /// A JPEG of the picture at the trigger of a recent or running recording (at most 320 pixels wide, the video's aspect ratio); none for an encrypted transport
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/get(recentClipThumbnail)`.
+    func recentClipThumbnail(_ input: Operations.RecentClipThumbnail.Input) async throws -> Operations.RecentClipThumbnail.Output
+    /// A JPEG of the camera's latest analysed picture (at most 640 pixels wide): a new one while the source streams (waiting a few seconds at most for the next picture), the last one made while it does not; Last-Modified says when it was made
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/snapshot.jpg`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/snapshot.jpg/get(cameraSnapshot)`.
+    func cameraSnapshot(_ input: Operations.CameraSnapshot.Input) async throws -> Operations.CameraSnapshot.Output
     /// Readiness: the stores answer and every camera's source delivered a packet within the last 5 seconds
     ///
     /// 503 when not ready (a store does not answer, or a camera source is connecting, lost or stalled), with the same body saying which.
@@ -726,6 +736,32 @@ extension APIProtocol {
         try await provisionEndpoint(Operations.ProvisionEndpoint.Input(
             headers: headers,
             body: body
+        ))
+    }
+    /// A JPEG of the picture at the trigger of a recent or running recording (at most 320 pixels wide, the video's aspect ratio); none for an encrypted transport
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg/get(recentClipThumbnail)`.
+    internal func recentClipThumbnail(
+        path: Operations.RecentClipThumbnail.Input.Path,
+        headers: Operations.RecentClipThumbnail.Input.Headers = .init()
+    ) async throws -> Operations.RecentClipThumbnail.Output {
+        try await recentClipThumbnail(Operations.RecentClipThumbnail.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// A JPEG of the camera's latest analysed picture (at most 640 pixels wide): a new one while the source streams (waiting a few seconds at most for the next picture), the last one made while it does not; Last-Modified says when it was made
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/snapshot.jpg`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/snapshot.jpg/get(cameraSnapshot)`.
+    internal func cameraSnapshot(
+        path: Operations.CameraSnapshot.Input.Path,
+        headers: Operations.CameraSnapshot.Input.Headers = .init()
+    ) async throws -> Operations.CameraSnapshot.Output {
+        try await cameraSnapshot(Operations.CameraSnapshot.Input(
+            path: path,
+            headers: headers
         ))
     }
     /// Readiness: the stores answer and every camera's source delivered a packet within the last 5 seconds
