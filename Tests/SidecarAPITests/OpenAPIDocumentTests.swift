@@ -35,6 +35,22 @@ import Testing
         #expect(digest == generatedFromDocumentSHA256, "openapi.json changed since Scripts/generate-api last ran")
     }
 
+    /// Every operation with a request body has its body type in `RequestBodyTypes`, so a number out of its field's
+    /// range is named on each of them (without an entry the answer would only say the body is not valid JSON).
+    @Test func everyRequestBodyCanBeProbedForItsField() throws {
+        let paths = try #require(try document()["paths"] as? [String: [String: Any]])
+        var withBodies: [String] = []
+        for (_, item) in paths {
+            for (_, operation) in item {
+                guard let operation = operation as? [String: Any], operation["requestBody"] != nil,
+                      let id = operation["operationId"] as? String else { continue }
+                withBodies.append(id)
+            }
+        }
+        #expect(withBodies.count >= 27)
+        for id in withBodies.sorted() { #expect(RequestBodyTypes.decoders[id] != nil, "\(id) is not in RequestBodyTypes") }
+    }
+
     /// Every `$ref` points at a component that exists.
     @Test func referencesResolve() throws {
         let text = String(decoding: try SidecarAPI.openAPIDocument, as: UTF8.self)
