@@ -74,14 +74,14 @@ final class RouteSignatureRecorder: ServerTransport, Sendable {
 /// - a number that does not fit its field named (Foundation's JSONDecoder on Linux reports it as "not valid JSON" at
 ///   no path; ``NumberRangeProbe`` finds the field with the operation's body type, ``RequestBodyTypes``);
 /// - `Content-Type: application/json` as the hand routes write it (the runtime adds `; charset=utf-8`);
-/// - `Location`, `Cache-Control` and `Last-Modified` as the plain text they are: the runtime writes every header value
+/// - `Location`, `Cache-Control`, `Last-Modified`, `ETag` and `Content-Range` as the plain text they are: the runtime writes every header value
 ///   URI-encoded (the OpenAPI "simple" style), which would turn `/v1/tls/endpoints/3` into `%2Fv1%2Ftls%2Fendpoints%2F3`
 ///   and `no-store, max-age=0` into `no-store%2C%20max-age%3D0`.
 struct APIConventionsMiddleware<Control: SidecarControl>: RouterMiddleware {
     typealias Context = BasicRequestContext
     let control: Control
     /// The generated routes' response headers, written back as text (none of their values has a `%` of its own).
-    static var plainHeaders: [HTTPField.Name] { [.location, .cacheControl, .lastModified] }
+    static var plainHeaders: [HTTPField.Name] { [.location, .cacheControl, .lastModified, .eTag, .contentRange] }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         _ = try RequestReading.fabric(of: request)

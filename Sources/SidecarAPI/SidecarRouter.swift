@@ -112,13 +112,6 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
                 headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
                 return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: page)))
             },
-            Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/clips/{connectionID}/{session}")) { request, context in
-                try await clip(request, context, bodyless: false)
-            },
-            // HEAD: the same headers, no body (a player asks the size before its ranges).
-            Route(signature: .init(method: .head, path: "/v1/cameras/{camera}/clips/{connectionID}/{session}")) { request, context in
-                try await clip(request, context, bodyless: true)
-            },
             Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/events")) { request, context in
                 let fabric = try RequestReading.fabric(of: request)
                 let (cameraID, transport) = try transport(context)
@@ -133,41 +126,6 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
     }
 
     // MARK: - Shared
-
-    /// A recent clip, whole or a byte range of it (see ``ByteRanges``): the spool's files of its video track (header,
-    /// then segments) served one after the other as one fragmented MP4, read from disk as they go out (no copy).
-    /// `Accept-Ranges`, a strong ETag (the parts' sizes: they are written once), 206 with `Content-Range`, 416 past the
-    /// end.
-    func clip(_ request: Request, _ context: BasicRequestContext, bodyless: Bool) async throws -> Response {
-        let (cameraID, _) = try transport(context)
-        let connection = try RequestReading.integer(UInt16.self, "connectionID", context)
-        let session = SessionNumber(try RequestReading.integer(UInt64.self, "session", context))
-        // Only integers name a clip, and its files come from the spool's own journal: no path from the request.
-        guard let clip = await control.clip(camera: cameraID, connection: connection, session: session), clip.size > 0 else {
-            throw APIError.notFound("session: camera \(cameraID) has no recent clip of connection \(connection) session \(session)")
-        }
-        let size = clip.size
-        let etag = "\"\(connection)-\(session)-\(clip.parts.count)-\(size)\""
-        var headers = HTTPFields()
-        headers[.contentType] = "video/mp4"
-        headers[.acceptRanges] = "bytes"
-        headers[.eTag] = etag
-        headers[.cacheControl] = "private, no-cache"
-        switch ByteRanges.answer(range: request.headers[.range], ifRange: request.headers[.ifRange], etag: etag, size: size) {
-        case .whole:
-            headers[.contentLength] = "\(size)"
-            return Response(status: .ok, headers: headers, body: bodyless ? .init() : ConcatenatedFiles.body(clip, range: 0...(size - 1)))
-        case .part(let range):
-            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
-            headers[.contentLength] = "\(range.count)"
-            return Response(status: .partialContent, headers: headers,
-                            body: bodyless ? .init() : ConcatenatedFiles.body(clip, range: range))
-        case .unsatisfiable:
-            headers[.contentRange] = "bytes */\(size)"
-            headers[.contentLength] = "0"
-            return Response(status: .rangeNotSatisfiable, headers: headers)
-        }
-    }
 
     func transport(_ context: BasicRequestContext) throws -> (String, PushAVStreamTransportServer) {
         let cameraID = context.parameters.get("camera") ?? ""

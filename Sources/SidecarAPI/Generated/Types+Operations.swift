@@ -11023,6 +11023,974 @@ internal enum Operations {
             }
         }
     }
+    /// The MP4 of one of the camera's recent event clips (the newest 20 are kept), whole or a byte range of it
+    ///
+    /// HTTP Range (RFC 9110 §14): `Accept-Ranges: bytes`; one `bytes=` range (several are answered with one part covering them) gets 206 with `Content-Range`; a range past the end 416 with `Content-Range: bytes */size`; `If-Range` with the current ETag keeps the range, anything else gets the whole clip. An unknown unit or a malformed range is ignored.
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/clips/{connectionID}/{session}`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/get(recentClip)`.
+    internal enum RecentClip {
+        internal static let id: Swift.String = "recentClip"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/path/connectionID`.
+                internal var connectionID: Swift.Int
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/path/session`.
+                internal var session: Swift.Int
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                ///   - connectionID:
+                ///   - session:
+                internal init(
+                    camera: Components.Parameters.Camera,
+                    connectionID: Swift.Int,
+                    session: Swift.Int
+                ) {
+                    self.camera = camera
+                    self.connectionID = connectionID
+                    self.session = session
+                }
+            }
+            internal var path: Operations.RecentClip.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                /// e.g. `bytes=0-1`, `bytes=500-`, `bytes=-100`
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/header/Range`.
+                internal var range: Swift.String?
+                /// the ETag the range is valid for
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/header/If-Range`.
+                internal var ifRange: Swift.String?
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RecentClip.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - range: e.g. `bytes=0-1`, `bytes=500-`, `bytes=-100`
+                ///   - ifRange: the ETag the range is valid for
+                ///   - accept:
+                internal init(
+                    range: Swift.String? = nil,
+                    ifRange: Swift.String? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RecentClip.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.range = range
+                    self.ifRange = ifRange
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.RecentClip.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.RecentClip.Input.Path,
+                headers: Operations.RecentClip.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/200/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/200/headers/Accept-Ranges`.
+                    internal enum AcceptRangesPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case bytes = "bytes"
+                    }
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/200/headers/Accept-Ranges`.
+                    internal var acceptRanges: Operations.RecentClip.Output.Ok.Headers.AcceptRangesPayload?
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/200/headers/ETag`.
+                    internal var eTag: Swift.String?
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/200/headers/Content-Length`.
+                    internal var contentLength: Swift.Int?
+                    /// `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/200/headers/Cache-Control`.
+                    internal var cacheControl: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - acceptRanges:
+                    ///   - eTag:
+                    ///   - contentLength:
+                    ///   - cacheControl: `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
+                    internal init(
+                        acceptRanges: Operations.RecentClip.Output.Ok.Headers.AcceptRangesPayload? = nil,
+                        eTag: Swift.String? = nil,
+                        contentLength: Swift.Int? = nil,
+                        cacheControl: Swift.String? = nil
+                    ) {
+                        self.acceptRanges = acceptRanges
+                        self.eTag = eTag
+                        self.contentLength = contentLength
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.RecentClip.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/200/content/video\/mp4`.
+                    case videoMp4(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.videoMp4`.
+                    ///
+                    /// - Throws: An error if `self` is not `.videoMp4`.
+                    /// - SeeAlso: `.videoMp4`.
+                    internal var videoMp4: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .videoMp4(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.RecentClip.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.RecentClip.Output.Ok.Headers = .init(),
+                    body: Operations.RecentClip.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The clip
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/get(recentClip)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.RecentClip.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.RecentClip.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            internal struct PartialContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/headers/Accept-Ranges`.
+                    internal enum AcceptRangesPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case bytes = "bytes"
+                    }
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/headers/Accept-Ranges`.
+                    internal var acceptRanges: Operations.RecentClip.Output.PartialContent.Headers.AcceptRangesPayload?
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/headers/ETag`.
+                    internal var eTag: Swift.String?
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/headers/Content-Length`.
+                    internal var contentLength: Swift.Int?
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/headers/Content-Range`.
+                    internal var contentRange: Swift.String?
+                    /// `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/headers/Cache-Control`.
+                    internal var cacheControl: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - acceptRanges:
+                    ///   - eTag:
+                    ///   - contentLength:
+                    ///   - contentRange:
+                    ///   - cacheControl: `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
+                    internal init(
+                        acceptRanges: Operations.RecentClip.Output.PartialContent.Headers.AcceptRangesPayload? = nil,
+                        eTag: Swift.String? = nil,
+                        contentLength: Swift.Int? = nil,
+                        contentRange: Swift.String? = nil,
+                        cacheControl: Swift.String? = nil
+                    ) {
+                        self.acceptRanges = acceptRanges
+                        self.eTag = eTag
+                        self.contentLength = contentLength
+                        self.contentRange = contentRange
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.RecentClip.Output.PartialContent.Headers
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/content/video\/mp4`.
+                    case videoMp4(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.videoMp4`.
+                    ///
+                    /// - Throws: An error if `self` is not `.videoMp4`.
+                    /// - SeeAlso: `.videoMp4`.
+                    internal var videoMp4: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .videoMp4(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.RecentClip.Output.PartialContent.Body
+                /// Creates a new `PartialContent`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.RecentClip.Output.PartialContent.Headers = .init(),
+                    body: Operations.RecentClip.Output.PartialContent.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The asked part of the clip
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/get(recentClip)/responses/206`.
+            ///
+            /// HTTP response code: `206 partialContent`.
+            case partialContent(Operations.RecentClip.Output.PartialContent)
+            /// The associated value of the enum case if `self` is `.partialContent`.
+            ///
+            /// - Throws: An error if `self` is not `.partialContent`.
+            /// - SeeAlso: `.partialContent`.
+            internal var partialContent: Operations.RecentClip.Output.PartialContent {
+                get throws {
+                    switch self {
+                    case let .partialContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "partialContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/get(recentClip)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/get(recentClip)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/get(recentClip)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/get(recentClip)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            internal struct RangeNotSatisfiable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/416/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/416/headers/Content-Range`.
+                    internal var contentRange: Swift.String?
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/416/headers/Accept-Ranges`.
+                    internal enum AcceptRangesPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case bytes = "bytes"
+                    }
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/416/headers/Accept-Ranges`.
+                    internal var acceptRanges: Operations.RecentClip.Output.RangeNotSatisfiable.Headers.AcceptRangesPayload?
+                    /// The clip's ETag, for an If-Range that follows
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/416/headers/ETag`.
+                    internal var eTag: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - contentRange:
+                    ///   - acceptRanges:
+                    ///   - eTag: The clip's ETag, for an If-Range that follows
+                    internal init(
+                        contentRange: Swift.String? = nil,
+                        acceptRanges: Operations.RecentClip.Output.RangeNotSatisfiable.Headers.AcceptRangesPayload? = nil,
+                        eTag: Swift.String? = nil
+                    ) {
+                        self.contentRange = contentRange
+                        self.acceptRanges = acceptRanges
+                        self.eTag = eTag
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.RecentClip.Output.RangeNotSatisfiable.Headers
+                /// Creates a new `RangeNotSatisfiable`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                internal init(headers: Operations.RecentClip.Output.RangeNotSatisfiable.Headers = .init()) {
+                    self.headers = headers
+                }
+            }
+            /// The range starts past the clip's end (`Content-Range: bytes */size`)
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/get(recentClip)/responses/416`.
+            ///
+            /// HTTP response code: `416 rangeNotSatisfiable`.
+            case rangeNotSatisfiable(Operations.RecentClip.Output.RangeNotSatisfiable)
+            /// The associated value of the enum case if `self` is `.rangeNotSatisfiable`.
+            ///
+            /// - Throws: An error if `self` is not `.rangeNotSatisfiable`.
+            /// - SeeAlso: `.rangeNotSatisfiable`.
+            internal var rangeNotSatisfiable: Operations.RecentClip.Output.RangeNotSatisfiable {
+                get throws {
+                    switch self {
+                    case let .rangeNotSatisfiable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "rangeNotSatisfiable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/get(recentClip)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case videoMp4
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "video/mp4":
+                    self = .videoMp4
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .videoMp4:
+                    return "video/mp4"
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .videoMp4,
+                    .json
+                ]
+            }
+        }
+    }
+    /// The recent clip's headers (size, ETag, Accept-Ranges), no body
+    ///
+    /// - Remark: HTTP `HEAD /v1/cameras/{camera}/clips/{connectionID}/{session}`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/head(recentClipHead)`.
+    internal enum RecentClipHead {
+        internal static let id: Swift.String = "recentClipHead"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/path/connectionID`.
+                internal var connectionID: Swift.Int
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/path/session`.
+                internal var session: Swift.Int
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                ///   - connectionID:
+                ///   - session:
+                internal init(
+                    camera: Components.Parameters.Camera,
+                    connectionID: Swift.Int,
+                    session: Swift.Int
+                ) {
+                    self.camera = camera
+                    self.connectionID = connectionID
+                    self.session = session
+                }
+            }
+            internal var path: Operations.RecentClipHead.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/header`.
+            internal struct Headers: Sendable, Hashable {
+                /// e.g. `bytes=0-1`, `bytes=500-`, `bytes=-100`
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/header/Range`.
+                internal var range: Swift.String?
+                /// the ETag the range is valid for
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/header/If-Range`.
+                internal var ifRange: Swift.String?
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RecentClipHead.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - range: e.g. `bytes=0-1`, `bytes=500-`, `bytes=-100`
+                ///   - ifRange: the ETag the range is valid for
+                ///   - accept:
+                internal init(
+                    range: Swift.String? = nil,
+                    ifRange: Swift.String? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RecentClipHead.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.range = range
+                    self.ifRange = ifRange
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.RecentClipHead.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.RecentClipHead.Input.Path,
+                headers: Operations.RecentClipHead.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/200/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/200/headers/Accept-Ranges`.
+                    internal enum AcceptRangesPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case bytes = "bytes"
+                    }
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/200/headers/Accept-Ranges`.
+                    internal var acceptRanges: Operations.RecentClipHead.Output.Ok.Headers.AcceptRangesPayload?
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/200/headers/ETag`.
+                    internal var eTag: Swift.String?
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/200/headers/Content-Length`.
+                    internal var contentLength: Swift.Int?
+                    /// `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/200/headers/Cache-Control`.
+                    internal var cacheControl: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - acceptRanges:
+                    ///   - eTag:
+                    ///   - contentLength:
+                    ///   - cacheControl: `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
+                    internal init(
+                        acceptRanges: Operations.RecentClipHead.Output.Ok.Headers.AcceptRangesPayload? = nil,
+                        eTag: Swift.String? = nil,
+                        contentLength: Swift.Int? = nil,
+                        cacheControl: Swift.String? = nil
+                    ) {
+                        self.acceptRanges = acceptRanges
+                        self.eTag = eTag
+                        self.contentLength = contentLength
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.RecentClipHead.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/200/content/video\/mp4`.
+                    case videoMp4(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.videoMp4`.
+                    ///
+                    /// - Throws: An error if `self` is not `.videoMp4`.
+                    /// - SeeAlso: `.videoMp4`.
+                    internal var videoMp4: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .videoMp4(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.RecentClipHead.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.RecentClipHead.Output.Ok.Headers = .init(),
+                    body: Operations.RecentClipHead.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The clip (no bytes: a HEAD answer carries the GET's headers, Content-Type and Content-Length included)
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/head(recentClipHead)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.RecentClipHead.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.RecentClipHead.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            internal struct PartialContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/headers/Accept-Ranges`.
+                    internal enum AcceptRangesPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case bytes = "bytes"
+                    }
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/headers/Accept-Ranges`.
+                    internal var acceptRanges: Operations.RecentClipHead.Output.PartialContent.Headers.AcceptRangesPayload?
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/headers/ETag`.
+                    internal var eTag: Swift.String?
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/headers/Content-Length`.
+                    internal var contentLength: Swift.Int?
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/headers/Content-Range`.
+                    internal var contentRange: Swift.String?
+                    /// `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/headers/Cache-Control`.
+                    internal var cacheControl: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - acceptRanges:
+                    ///   - eTag:
+                    ///   - contentLength:
+                    ///   - contentRange:
+                    ///   - cacheControl: `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
+                    internal init(
+                        acceptRanges: Operations.RecentClipHead.Output.PartialContent.Headers.AcceptRangesPayload? = nil,
+                        eTag: Swift.String? = nil,
+                        contentLength: Swift.Int? = nil,
+                        contentRange: Swift.String? = nil,
+                        cacheControl: Swift.String? = nil
+                    ) {
+                        self.acceptRanges = acceptRanges
+                        self.eTag = eTag
+                        self.contentLength = contentLength
+                        self.contentRange = contentRange
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.RecentClipHead.Output.PartialContent.Headers
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/content/video\/mp4`.
+                    case videoMp4(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.videoMp4`.
+                    ///
+                    /// - Throws: An error if `self` is not `.videoMp4`.
+                    /// - SeeAlso: `.videoMp4`.
+                    internal var videoMp4: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .videoMp4(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.RecentClipHead.Output.PartialContent.Body
+                /// Creates a new `PartialContent`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.RecentClipHead.Output.PartialContent.Headers = .init(),
+                    body: Operations.RecentClipHead.Output.PartialContent.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The asked part of the clip (no bytes: a HEAD answer carries the GET's headers, Content-Type and Content-Length included)
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/head(recentClipHead)/responses/206`.
+            ///
+            /// HTTP response code: `206 partialContent`.
+            case partialContent(Operations.RecentClipHead.Output.PartialContent)
+            /// The associated value of the enum case if `self` is `.partialContent`.
+            ///
+            /// - Throws: An error if `self` is not `.partialContent`.
+            /// - SeeAlso: `.partialContent`.
+            internal var partialContent: Operations.RecentClipHead.Output.PartialContent {
+                get throws {
+                    switch self {
+                    case let .partialContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "partialContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/head(recentClipHead)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/head(recentClipHead)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/head(recentClipHead)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/head(recentClipHead)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            internal struct RangeNotSatisfiable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/416/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/416/headers/Content-Range`.
+                    internal var contentRange: Swift.String?
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/416/headers/Accept-Ranges`.
+                    internal enum AcceptRangesPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case bytes = "bytes"
+                    }
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/416/headers/Accept-Ranges`.
+                    internal var acceptRanges: Operations.RecentClipHead.Output.RangeNotSatisfiable.Headers.AcceptRangesPayload?
+                    /// The clip's ETag, for an If-Range that follows
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/416/headers/ETag`.
+                    internal var eTag: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - contentRange:
+                    ///   - acceptRanges:
+                    ///   - eTag: The clip's ETag, for an If-Range that follows
+                    internal init(
+                        contentRange: Swift.String? = nil,
+                        acceptRanges: Operations.RecentClipHead.Output.RangeNotSatisfiable.Headers.AcceptRangesPayload? = nil,
+                        eTag: Swift.String? = nil
+                    ) {
+                        self.contentRange = contentRange
+                        self.acceptRanges = acceptRanges
+                        self.eTag = eTag
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.RecentClipHead.Output.RangeNotSatisfiable.Headers
+                /// Creates a new `RangeNotSatisfiable`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                internal init(headers: Operations.RecentClipHead.Output.RangeNotSatisfiable.Headers = .init()) {
+                    self.headers = headers
+                }
+            }
+            /// The range starts past the clip's end (`Content-Range: bytes */size`)
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/head(recentClipHead)/responses/416`.
+            ///
+            /// HTTP response code: `416 rangeNotSatisfiable`.
+            case rangeNotSatisfiable(Operations.RecentClipHead.Output.RangeNotSatisfiable)
+            /// The associated value of the enum case if `self` is `.rangeNotSatisfiable`.
+            ///
+            /// - Throws: An error if `self` is not `.rangeNotSatisfiable`.
+            /// - SeeAlso: `.rangeNotSatisfiable`.
+            internal var rangeNotSatisfiable: Operations.RecentClipHead.Output.RangeNotSatisfiable {
+                get throws {
+                    switch self {
+                    case let .rangeNotSatisfiable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "rangeNotSatisfiable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/head(recentClipHead)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case videoMp4
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "video/mp4":
+                    self = .videoMp4
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .videoMp4:
+                    return "video/mp4"
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .videoMp4,
+                    .json
+                ]
+            }
+        }
+    }
     /// A JPEG of the picture at the trigger of a recent or running recording (at most 320 pixels wide, the video's aspect ratio); none for an encrypted transport
     ///
     /// - Remark: HTTP `GET /v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg`.

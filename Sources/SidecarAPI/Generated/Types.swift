@@ -205,6 +205,18 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/tls/commands/provisionEndpoint`.
     /// - Remark: Generated from `#/paths//v1/tls/commands/provisionEndpoint/post(provisionEndpoint)`.
     func provisionEndpoint(_ input: Operations.ProvisionEndpoint.Input) async throws -> Operations.ProvisionEndpoint.Output
+    /// The MP4 of one of the camera's recent event clips (the newest 20 are kept), whole or a byte range of it
+    ///
+    /// HTTP Range (RFC 9110 §14): `Accept-Ranges: bytes`; one `bytes=` range (several are answered with one part covering them) gets 206 with `Content-Range`; a range past the end 416 with `Content-Range: bytes */size`; `If-Range` with the current ETag keeps the range, anything else gets the whole clip. An unknown unit or a malformed range is ignored.
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/clips/{connectionID}/{session}`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/get(recentClip)`.
+    func recentClip(_ input: Operations.RecentClip.Input) async throws -> Operations.RecentClip.Output
+    /// The recent clip's headers (size, ETag, Accept-Ranges), no body
+    ///
+    /// - Remark: HTTP `HEAD /v1/cameras/{camera}/clips/{connectionID}/{session}`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/head(recentClipHead)`.
+    func recentClipHead(_ input: Operations.RecentClipHead.Input) async throws -> Operations.RecentClipHead.Output
     /// A JPEG of the picture at the trigger of a recent or running recording (at most 320 pixels wide, the video's aspect ratio); none for an encrypted transport
     ///
     /// - Remark: HTTP `GET /v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg`.
@@ -736,6 +748,34 @@ extension APIProtocol {
         try await provisionEndpoint(Operations.ProvisionEndpoint.Input(
             headers: headers,
             body: body
+        ))
+    }
+    /// The MP4 of one of the camera's recent event clips (the newest 20 are kept), whole or a byte range of it
+    ///
+    /// HTTP Range (RFC 9110 §14): `Accept-Ranges: bytes`; one `bytes=` range (several are answered with one part covering them) gets 206 with `Content-Range`; a range past the end 416 with `Content-Range: bytes */size`; `If-Range` with the current ETag keeps the range, anything else gets the whole clip. An unknown unit or a malformed range is ignored.
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/clips/{connectionID}/{session}`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/get(recentClip)`.
+    internal func recentClip(
+        path: Operations.RecentClip.Input.Path,
+        headers: Operations.RecentClip.Input.Headers = .init()
+    ) async throws -> Operations.RecentClip.Output {
+        try await recentClip(Operations.RecentClip.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The recent clip's headers (size, ETag, Accept-Ranges), no body
+    ///
+    /// - Remark: HTTP `HEAD /v1/cameras/{camera}/clips/{connectionID}/{session}`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/head(recentClipHead)`.
+    internal func recentClipHead(
+        path: Operations.RecentClipHead.Input.Path,
+        headers: Operations.RecentClipHead.Input.Headers = .init()
+    ) async throws -> Operations.RecentClipHead.Output {
+        try await recentClipHead(Operations.RecentClipHead.Input(
+            path: path,
+            headers: headers
         ))
     }
     /// A JPEG of the picture at the trigger of a recent or running recording (at most 320 pixels wide, the video's aspect ratio); none for an encrypted transport
