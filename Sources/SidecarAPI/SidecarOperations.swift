@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import OpenAPIHummingbird
 import OpenAPIRuntime
 import Sidecar
@@ -16,6 +17,9 @@ import TransportModel
 /// `SidecarOperations+Feature.swift` each), each taking its operation IDs into `Scripts/openapi-generator/config.yaml`.
 struct SidecarOperations<Control: SidecarControl>: APIProtocol {
     let control: Control
+    var logger = Logger(label: "pushav.api")
+    /// How often an idle event stream sends a comment line (see ``EventFrames``).
+    var eventKeepAlive: Duration = .seconds(15)
 
     /// Registers the generated routes on `router`, behind ``APIConventionsMiddleware``.
     func register(on router: Router<BasicRequestContext>) throws {
@@ -69,7 +73,8 @@ final class RouteSignatureRecorder: ServerTransport, Sendable {
 ///   (so a missing field is named, as on the hand routes);
 /// - the order of the checks: `X-Fabric-Index`, then the camera, then the body (the generated server reads the body
 ///   before the handler runs, so an unknown camera would otherwise answer for its body instead of as unknown);
-/// - `X-Fabric-Index` and the integer path parameters checked with the API's own messages (the runtime's decoding
+/// - the event log's Accept rule (JSON only when named, the stream otherwise);
+/// - `X-Fabric-Index`, the integer path parameters and the event log's query checked with the API's own messages (the runtime's decoding
 ///   error names neither the header nor the parameter);
 /// - a number that does not fit its field named (Foundation's JSONDecoder on Linux reports it as "not valid JSON" at
 ///   no path; ``NumberRangeProbe`` finds the field with the operation's body type, ``RequestBodyTypes``);
@@ -90,6 +95,15 @@ struct APIConventionsMiddleware<Control: SidecarControl>: RouterMiddleware {
         if context.parameters.get("connectionID") != nil { _ = try RequestReading.integer(UInt16.self, "connectionID", context) }
         if context.parameters.get("session") != nil { _ = try RequestReading.integer(UInt64.self, "session", context) }
         var request = request
+        if context.endpointPath?.hasSuffix("/events") == true {
+            // The event log's query and Last-Event-ID, with its messages (a value given twice is refused, not one
+            // taken); and its Accept rule: JSON only when asked for by name, the stream otherwise (an EventSource, a
+            // client without Accept, `*/*`) — the generated server would read a missing Accept as "either".
+            let query = try EventLogQuery.read(request)
+            var head = request.head
+            head.headerFields[.accept] = query.wantsJSON ? "application/json" : "text/event-stream"
+            request = Request(head: head, body: request.body)
+        }
         var body: ByteBuffer?
         if [.post, .put, .patch].contains(request.method) {
             let buffer = try await request.body.collect(upTo: SidecarRouter.maxBodyBytes)

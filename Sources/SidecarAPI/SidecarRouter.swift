@@ -38,7 +38,7 @@ public enum SidecarRouter {
     ) throws -> Router<BasicRequestContext> {
         let endpoints = SidecarEndpoints(control: control, logger: logger, eventKeepAlive: eventKeepAlive, metrics: metrics)
         let routes = endpoints.routes
-        let operations = SidecarOperations(control: control)
+        let operations = SidecarOperations(control: control, logger: logger, eventKeepAlive: eventKeepAlive)
         // Registering the generated routes throws only for a server URL the document does not have (it names none).
         let generated = try operations.signatures
         let router = Router(context: BasicRequestContext.self)
@@ -111,16 +111,6 @@ struct SidecarEndpoints<Control: SidecarControl>: Sendable {
                 headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
                 headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
                 return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: page)))
-            },
-            Route(signature: .init(method: .get, path: "/v1/cameras/{camera}/events")) { request, context in
-                let fabric = try RequestReading.fabric(of: request)
-                let (cameraID, transport) = try transport(context)
-                let query = try EventLogQuery.read(request)
-                let events = TransportEventStream(
-                    transport: transport, fabric: fabric, logger: logger.with(camera: cameraID, fabric: fabric),
-                    keepAlive: eventKeepAlive)
-                if query.wantsJSON { return try await events.page(after: query.after ?? 0, limit: query.limit) }
-                return try await events.response(after: query.after)
             },
         ]
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import OpenAPIRuntime
 import Logging
 import Synchronization
 import TransportModel
@@ -32,7 +33,7 @@ struct TransportEventStream: Sendable {
     static let replayPage = EventLogQuery.maxLimit
 
     /// The stream; `after` set replays the log above that number first.
-    func response(after: UInt64?) async throws -> Response {
+    func body(after: UInt64?) async throws -> HTTPBody {
         // Subscribe before reading the log and before answering, so every later event is seen.
         let events = await transport.events()
         await afterSubscribing()
@@ -48,19 +49,15 @@ struct TransportEventStream: Sendable {
             }
             liveAbove = replay.last?.number ?? after
         }
-        var headers = HTTPFields()
-        headers[.contentType] = "text/event-stream"
-        headers[.cacheControl] = "no-store"
-        return Response(status: .ok, headers: headers, body: ResponseBody { [replay, liveAbove] writer in
-            try await stream(events, replay: replay, liveAbove: liveAbove, to: &writer)
-        })
+        let frames = EventFrames(
+            events: events, replay: replay, liveAbove: liveAbove, fabric: fabric, keepAlive: keepAlive, logger: logger)
+        return HTTPBody(frames, length: .unknown, iterationBehavior: .single)
     }
 
     /// `Accept: application/json`: one page of the log, without subscribing.
-    func page(after: UInt64, limit: Int) async throws -> Response {
+    func page(after: UInt64, limit: Int) async throws -> EventLogJSONPage {
         let entries = try await readLog(after: after, limit: limit)
-        return try JSONResponse.make(EventLogPage(
-            events: entries.map(EventLogPage.Entry.init), next: entries.last?.number ?? after))
+        return EventLogJSONPage(events: entries.map(EventLogJSONPage.Entry.init), next: entries.last?.number ?? after)
     }
 
     /// The log's entries above `after`; a log that cannot be read (its database failed) is the cluster's FAILURE,
@@ -73,70 +70,105 @@ struct TransportEventStream: Sendable {
             throw .failure("event log: could not be read: \(error)")
         }
     }
+}
 
-    private final class StreamFlags: Sendable {
+/// The bytes of one subscriber's event stream, as the HTTP body iterates them: `: subscribed`, the replayed frames, then
+/// live frames and keep-alives as they come. Iterating starts two tasks — one forwards the cluster's live events of
+/// the caller's fabric into a buffer of at most ``TransportEventStream/maxPendingFrames``, one queues a keep-alive
+/// every `keepAlive` — which end with the iterator: when the subscriber goes away the body stops pulling, the
+/// iterator is released and the subscription with it. A subscriber that falls more than the buffer behind is closed
+/// (logged), never silently thinned: it reconnects with `Last-Event-ID` and the log replays what it missed.
+struct EventFrames: AsyncSequence, Sendable {
+    typealias Element = ArraySlice<UInt8>
+
+    let events: AsyncStream<LoggedTransportEvent>
+    let replay: [LoggedTransportEvent]
+    let liveAbove: UInt64?
+    let fabric: FabricIndex
+    let keepAlive: Duration
+    let logger: Logger
+
+    fileprivate enum Item: Sendable {
+        case event(LoggedTransportEvent)
+        case keepAlive
+    }
+
+    fileprivate final class Flags: Sendable {
         /// A keep-alive is queued and not yet written.
         let keepAlivePending = Atomic<Bool>(false)
         /// The subscriber fell more than `maxPendingFrames` behind.
         let overflowed = Atomic<Bool>(false)
     }
 
-    private enum Item: Sendable {
-        case event(LoggedTransportEvent)
-        case keepAlive
-    }
-
-    private func stream(
-        _ events: AsyncStream<LoggedTransportEvent>, replay: [LoggedTransportEvent], liveAbove: UInt64?,
-        to writer: inout any ResponseBodyWriter
-    ) async throws {
-        let (items, itemSink) = AsyncStream.makeStream(of: Item.self, bufferingPolicy: .bufferingOldest(Self.maxPendingFrames))
-        let flags = StreamFlags()
-        let fabric = self.fabric
+    func makeAsyncIterator() -> Iterator {
+        let (items, sink) = AsyncStream.makeStream(
+            of: Item.self, bufferingPolicy: .bufferingOldest(TransportEventStream.maxPendingFrames))
+        let flags = Flags()
+        let (events, fabric, liveAbove, keepAlive) = (self.events, self.fabric, self.liveAbove, self.keepAlive)
+        let forward = Task {
+            for await entry in events {
+                // Another fabric's event, or one the replay already delivered: not this subscriber's.
+                guard entry.fabricIndex == fabric || entry.fabricIndex == CameraEvent.noFabric, entry.number > liveAbove ?? 0 else { continue }
+                if case .dropped = sink.yield(.event(entry)) {
+                    flags.overflowed.store(true, ordering: .relaxed)
+                    break
+                }
+            }
+            sink.finish()
+        }
+        let keepAlives = Task {
+            while (try? await Task.sleep(for: keepAlive)) != nil {
+                // At most one keep-alive waits: a stalled subscriber does not pile them up.
+                if !flags.keepAlivePending.exchange(true, ordering: .relaxed) { sink.yield(.keepAlive) }
+            }
+        }
         logger.debug("event subscriber connected", metadata: ["replayed": "\(replay.count)"])
-        defer { logger.debug("event subscriber gone") }
-
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await entry in events {
-                    // Another fabric's event, or one the replay already delivered: not this subscriber's.
-                    guard entry.fabricIndex == fabric || entry.fabricIndex == CameraEvent.noFabric, entry.number > liveAbove ?? 0 else { continue }
-                    if case .dropped = itemSink.yield(.event(entry)) {
-                        flags.overflowed.store(true, ordering: .relaxed)
-                        break
-                    }
-                }
-                itemSink.finish()
-            }
-            group.addTask {
-                while true {
-                    try await Task.sleep(for: keepAlive)
-                    // At most one keep-alive waits: a stalled subscriber does not pile them up.
-                    if !flags.keepAlivePending.exchange(true, ordering: .relaxed) { itemSink.yield(.keepAlive) }
-                }
-            }
-            defer { group.cancelAll() }
-
-            try await writer.write(ByteBuffer(string: ": subscribed\n\n"))
-            for entry in replay {
-                try await writer.write(ByteBuffer(string: try Self.frame(entry)))
-            }
-            for await item in items {
-                switch item {
-                case .keepAlive:
-                    flags.keepAlivePending.store(false, ordering: .relaxed)
-                    try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
-                case .event(let entry):
-                    try await writer.write(ByteBuffer(string: try Self.frame(entry)))
-                }
-            }
-        }
-        if flags.overflowed.load(ordering: .relaxed) {
-            logger.warning("event subscriber too slow: more than \(Self.maxPendingFrames) events waiting; stream closed, the subscriber must reconnect")
-        }
-        try await writer.finish(nil)
+        return Iterator(
+            head: [": subscribed\n\n"], replay: replay[...], items: items.makeAsyncIterator(), flags: flags,
+            tasks: [forward, keepAlives], logger: logger)
     }
 
+    /// Ends the two tasks when released (the subscriber went away, or the stream ended).
+    final class Iterator: AsyncIteratorProtocol {
+        private var head: [String]
+        private var replay: ArraySlice<LoggedTransportEvent>
+        private var items: AsyncStream<Item>.Iterator
+        private let flags: Flags
+        private let tasks: [Task<Void, Never>]
+        private let logger: Logger
+
+        fileprivate init(
+            head: [String], replay: ArraySlice<LoggedTransportEvent>, items: AsyncStream<Item>.Iterator, flags: Flags,
+            tasks: [Task<Void, Never>], logger: Logger
+        ) {
+            (self.head, self.replay, self.items, self.flags, self.tasks, self.logger) = (head, replay, items, flags, tasks, logger)
+        }
+
+        deinit {
+            for task in tasks { task.cancel() }
+            if flags.overflowed.load(ordering: .relaxed) {
+                logger.warning("event subscriber too slow: more than \(TransportEventStream.maxPendingFrames) events waiting; stream closed, the subscriber must reconnect")
+            }
+            logger.debug("event subscriber gone")
+        }
+
+        func next() async throws -> ArraySlice<UInt8>? {
+            if !head.isEmpty { return Array(head.removeFirst().utf8)[...] }
+            if let entry = replay.popFirst() { return Array(try TransportEventStream.frame(entry).utf8)[...] }
+            switch await items.next() {
+            case .keepAlive:
+                flags.keepAlivePending.store(false, ordering: .relaxed)
+                return Array(": keep-alive\n\n".utf8)[...]
+            case .event(let entry):
+                return Array(try TransportEventStream.frame(entry).utf8)[...]
+            case nil:
+                return nil
+            }
+        }
+    }
+}
+
+extension TransportEventStream {
     /// One SSE frame: `id` (the event number), `event`, one `data` line of JSON (JSON never contains a raw newline).
     static func frame(_ entry: LoggedTransportEvent) throws -> String {
         let data = try JSONResponse.encoder().encode(EventFields(entry.event))
@@ -145,7 +177,7 @@ struct TransportEventStream: Sendable {
 }
 
 /// An event's own fields, encoded as its schema (PushTransportBegin, PushTransportEnd, ZoneTriggered, ZoneStopped).
-struct EventFields: Encodable {
+struct EventFields: Encodable, Hashable, Sendable {
     let event: CameraEvent
 
     init(_ event: CameraEvent) { self.event = event }
@@ -160,9 +192,10 @@ struct EventFields: Encodable {
     }
 }
 
-/// The JSON answer of `GET /v1/cameras/{camera}/events` with `Accept: application/json`.
-struct EventLogPage: Encodable {
-    struct Entry: Encodable {
+/// The JSON answer of `GET /v1/cameras/{camera}/events` with `Accept: application/json` (the document's
+/// `EventLogPage`, generated as this type: each event is encoded as the schema its `type` names).
+struct EventLogJSONPage: Encodable, Hashable, Sendable {
+    struct Entry: Encodable, Hashable, Sendable {
         var number: UInt64
         var time: Date
         var type: String

@@ -455,6 +455,244 @@ extension Components {
                 case value
             }
         }
+        /// The data of an SSE frame with event: PushTransportBegin.
+        ///
+        /// - Remark: Generated from `#/components/schemas/PushTransportBegin`.
+        internal struct PushTransportBegin: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PushTransportBegin/connectionID`.
+            internal var connectionID: Swift.Int
+            /// TransportTriggerTypeEnum; Command for a manually triggered recording.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PushTransportBegin/triggerType`.
+            internal enum TriggerTypePayload: Int, Codable, Hashable, Sendable, CaseIterable {
+                case _0 = 0
+                case _1 = 1
+                case _2 = 2
+            }
+            /// TransportTriggerTypeEnum; Command for a manually triggered recording.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PushTransportBegin/triggerType`.
+            internal var triggerType: Components.Schemas.PushTransportBegin.TriggerTypePayload
+            /// Present only when triggerType is Command.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PushTransportBegin/activationReason`.
+            internal enum ActivationReasonPayload: Int, Codable, Hashable, Sendable, CaseIterable {
+                case _0 = 0
+                case _1 = 1
+                case _2 = 2
+                case _3 = 3
+            }
+            /// Present only when triggerType is Command.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PushTransportBegin/activationReason`.
+            internal var activationReason: Components.Schemas.PushTransportBegin.ActivationReasonPayload?
+            /// ContainerFormatEnum.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PushTransportBegin/containerType`.
+            internal enum ContainerTypePayload: Int, Codable, Hashable, Sendable, CaseIterable {
+                case _0 = 0
+            }
+            /// ContainerFormatEnum.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PushTransportBegin/containerType`.
+            internal var containerType: Components.Schemas.PushTransportBegin.ContainerTypePayload?
+            /// The recording's CMAF session number (session_<N> uploaded); present for CMAF.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PushTransportBegin/cmafSessionNumber`.
+            internal var cmafSessionNumber: Swift.Int?
+            /// Creates a new `PushTransportBegin`.
+            ///
+            /// - Parameters:
+            ///   - connectionID:
+            ///   - triggerType: TransportTriggerTypeEnum; Command for a manually triggered recording.
+            ///   - activationReason: Present only when triggerType is Command.
+            ///   - containerType: ContainerFormatEnum.
+            ///   - cmafSessionNumber: The recording's CMAF session number (session_<N> uploaded); present for CMAF.
+            internal init(
+                connectionID: Swift.Int,
+                triggerType: Components.Schemas.PushTransportBegin.TriggerTypePayload,
+                activationReason: Components.Schemas.PushTransportBegin.ActivationReasonPayload? = nil,
+                containerType: Components.Schemas.PushTransportBegin.ContainerTypePayload? = nil,
+                cmafSessionNumber: Swift.Int? = nil
+            ) {
+                self.connectionID = connectionID
+                self.triggerType = triggerType
+                self.activationReason = activationReason
+                self.containerType = containerType
+                self.cmafSessionNumber = cmafSessionNumber
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case connectionID
+                case triggerType
+                case activationReason
+                case containerType
+                case cmafSessionNumber
+            }
+        }
+        /// The data of an SSE frame with event: PushTransportEnd.
+        ///
+        /// - Remark: Generated from `#/components/schemas/PushTransportEnd`.
+        internal struct PushTransportEnd: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PushTransportEnd/connectionID`.
+            internal var connectionID: Swift.Int
+            /// ContainerFormatEnum.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PushTransportEnd/containerType`.
+            internal enum ContainerTypePayload: Int, Codable, Hashable, Sendable, CaseIterable {
+                case _0 = 0
+            }
+            /// ContainerFormatEnum.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PushTransportEnd/containerType`.
+            internal var containerType: Components.Schemas.PushTransportEnd.ContainerTypePayload?
+            /// - Remark: Generated from `#/components/schemas/PushTransportEnd/cmafSessionNumber`.
+            internal var cmafSessionNumber: Swift.Int?
+            /// Creates a new `PushTransportEnd`.
+            ///
+            /// - Parameters:
+            ///   - connectionID:
+            ///   - containerType: ContainerFormatEnum.
+            ///   - cmafSessionNumber:
+            internal init(
+                connectionID: Swift.Int,
+                containerType: Components.Schemas.PushTransportEnd.ContainerTypePayload? = nil,
+                cmafSessionNumber: Swift.Int? = nil
+            ) {
+                self.connectionID = connectionID
+                self.containerType = containerType
+                self.cmafSessionNumber = cmafSessionNumber
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case connectionID
+                case containerType
+                case cmafSessionNumber
+            }
+        }
+        /// One entry of the event log.
+        ///
+        /// - Remark: Generated from `#/components/schemas/LoggedEvent`.
+        internal struct LoggedEvent: Codable, Hashable, Sendable {
+            /// The event number (the SSE id).
+            ///
+            /// - Remark: Generated from `#/components/schemas/LoggedEvent/number`.
+            internal var number: Swift.Int
+            /// When the event was emitted (ISO 8601, UTC).
+            ///
+            /// - Remark: Generated from `#/components/schemas/LoggedEvent/time`.
+            internal var time: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/LoggedEvent/type`.
+            internal enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case pushTransportBegin = "PushTransportBegin"
+                case pushTransportEnd = "PushTransportEnd"
+                case zoneTriggered = "ZoneTriggered"
+                case zoneStopped = "ZoneStopped"
+            }
+            /// - Remark: Generated from `#/components/schemas/LoggedEvent/type`.
+            internal var _type: Components.Schemas.LoggedEvent._TypePayload
+            /// The event's fields: the same JSON as the SSE data.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LoggedEvent/event`.
+            internal struct EventPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/LoggedEvent/event/value1`.
+                internal var value1: Components.Schemas.PushTransportBegin?
+                /// - Remark: Generated from `#/components/schemas/LoggedEvent/event/value2`.
+                internal var value2: Components.Schemas.PushTransportEnd?
+                /// - Remark: Generated from `#/components/schemas/LoggedEvent/event/value3`.
+                internal var value3: Components.Schemas.ZoneTriggered?
+                /// - Remark: Generated from `#/components/schemas/LoggedEvent/event/value4`.
+                internal var value4: Components.Schemas.ZoneStopped?
+                /// Creates a new `EventPayload`.
+                ///
+                /// - Parameters:
+                ///   - value1:
+                ///   - value2:
+                ///   - value3:
+                ///   - value4:
+                internal init(
+                    value1: Components.Schemas.PushTransportBegin? = nil,
+                    value2: Components.Schemas.PushTransportEnd? = nil,
+                    value3: Components.Schemas.ZoneTriggered? = nil,
+                    value4: Components.Schemas.ZoneStopped? = nil
+                ) {
+                    self.value1 = value1
+                    self.value2 = value2
+                    self.value3 = value3
+                    self.value4 = value4
+                }
+                internal init(from decoder: any Swift.Decoder) throws {
+                    var errors: [any Swift.Error] = []
+                    do {
+                        self.value1 = try .init(from: decoder)
+                    } catch {
+                        errors.append(error)
+                    }
+                    do {
+                        self.value2 = try .init(from: decoder)
+                    } catch {
+                        errors.append(error)
+                    }
+                    do {
+                        self.value3 = try .init(from: decoder)
+                    } catch {
+                        errors.append(error)
+                    }
+                    do {
+                        self.value4 = try .init(from: decoder)
+                    } catch {
+                        errors.append(error)
+                    }
+                    try Swift.DecodingError.verifyAtLeastOneSchemaIsNotNil(
+                        [
+                            self.value1,
+                            self.value2,
+                            self.value3,
+                            self.value4
+                        ],
+                        type: Self.self,
+                        codingPath: decoder.codingPath,
+                        errors: errors
+                    )
+                }
+                internal func encode(to encoder: any Swift.Encoder) throws {
+                    try self.value1?.encode(to: encoder)
+                    try self.value2?.encode(to: encoder)
+                    try self.value3?.encode(to: encoder)
+                    try self.value4?.encode(to: encoder)
+                }
+            }
+            /// The event's fields: the same JSON as the SSE data.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LoggedEvent/event`.
+            internal var event: Components.Schemas.LoggedEvent.EventPayload
+            /// Creates a new `LoggedEvent`.
+            ///
+            /// - Parameters:
+            ///   - number: The event number (the SSE id).
+            ///   - time: When the event was emitted (ISO 8601, UTC).
+            ///   - _type:
+            ///   - event: The event's fields: the same JSON as the SSE data.
+            internal init(
+                number: Swift.Int,
+                time: Foundation.Date,
+                _type: Components.Schemas.LoggedEvent._TypePayload,
+                event: Components.Schemas.LoggedEvent.EventPayload
+            ) {
+                self.number = number
+                self.time = time
+                self._type = _type
+                self.event = event
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case number
+                case time
+                case _type = "type"
+                case event
+            }
+        }
+        /// A page of the event log, oldest first.
+        ///
+        /// - Remark: Generated from `#/components/schemas/EventLogPage`.
+        internal typealias EventLogPage = EventLogJSONPage
         /// - Remark: Generated from `#/components/schemas/TLSEndpointRequest`.
         internal struct TLSEndpointRequest: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/TLSEndpointRequest/hostname`.
@@ -1382,6 +1620,73 @@ extension Components {
                 case zoneID
             }
         }
+        /// Zone Management ZoneTriggered: a zone with a trigger saw motion.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ZoneTriggered`.
+        internal struct ZoneTriggered: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ZoneTriggered/zone`.
+            internal var zone: Swift.Int
+            /// ZoneEventTriggeredReasonEnum: 0 Motion.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ZoneTriggered/reason`.
+            internal enum ReasonPayload: Int, Codable, Hashable, Sendable, CaseIterable {
+                case _0 = 0
+            }
+            /// ZoneEventTriggeredReasonEnum: 0 Motion.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ZoneTriggered/reason`.
+            internal var reason: Components.Schemas.ZoneTriggered.ReasonPayload
+            /// Creates a new `ZoneTriggered`.
+            ///
+            /// - Parameters:
+            ///   - zone:
+            ///   - reason: ZoneEventTriggeredReasonEnum: 0 Motion.
+            internal init(
+                zone: Swift.Int,
+                reason: Components.Schemas.ZoneTriggered.ReasonPayload
+            ) {
+                self.zone = zone
+                self.reason = reason
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case zone
+                case reason
+            }
+        }
+        /// Zone Management ZoneStopped: a triggered zone stopped being triggered.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ZoneStopped`.
+        internal struct ZoneStopped: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ZoneStopped/zone`.
+            internal var zone: Swift.Int
+            /// ZoneEventStoppedReasonEnum: 0 ActionStopped (motion stopped, the trigger was removed, or analysis ended), 1 Timeout (MaxDuration reached).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ZoneStopped/reason`.
+            internal enum ReasonPayload: Int, Codable, Hashable, Sendable, CaseIterable {
+                case _0 = 0
+                case _1 = 1
+            }
+            /// ZoneEventStoppedReasonEnum: 0 ActionStopped (motion stopped, the trigger was removed, or analysis ended), 1 Timeout (MaxDuration reached).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ZoneStopped/reason`.
+            internal var reason: Components.Schemas.ZoneStopped.ReasonPayload
+            /// Creates a new `ZoneStopped`.
+            ///
+            /// - Parameters:
+            ///   - zone:
+            ///   - reason: ZoneEventStoppedReasonEnum: 0 ActionStopped (motion stopped, the trigger was removed, or analysis ended), 1 Timeout (MaxDuration reached).
+            internal init(
+                zone: Swift.Int,
+                reason: Components.Schemas.ZoneStopped.ReasonPayload
+            ) {
+                self.zone = zone
+                self.reason = reason
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case zone
+                case reason
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/SensitivityValue`.
         internal struct SensitivityValue: Codable, Hashable, Sendable {
             /// 1…SensitivityMax (10).
@@ -1411,5 +1716,9 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/schemas/TriggerActivationReasonEnum`.
         internal typealias TriggerActivationReasonEnum = Domain.TriggerActivationReasonEnum
+        /// An event number: it only increases, across restarts too (unsigned 64-bit).
+        ///
+        /// - Remark: Generated from `#/components/schemas/EventNumber`.
+        internal typealias EventNumber = Swift.UInt64
     }
 }

@@ -366,6 +366,351 @@ internal enum Operations {
             }
         }
     }
+    /// The camera's events (PushTransportBegin/End, ZoneTriggered/ZoneStopped): Server-Sent Events (live, with replay from an event number), or a page of the event log as JSON
+    ///
+    /// The camera's event log: every event (PushTransportBegin/End of the Push AV Stream Transport cluster, ZoneTriggered/ZoneStopped of Zone Management, in one numbering) carries an event number that only increases (across restarts too; numbers are reserved in blocks, so a restart may skip some). The log keeps the newest 10,000 events, none older than 7 days. Transport events are answered to the fabric of their connection; zone events belong to no fabric and are answered to every fabric.
+    ///
+    /// Server-Sent Events (default, or Accept: text/event-stream): the stream opens with the comment line ': subscribed', then one frame per event: 'id: <event number>', 'event: <type>' (PushTransportBegin, PushTransportEnd, ZoneTriggered or ZoneStopped), 'data: <JSON>' (the schema of that name), and a blank line. Without Last-Event-ID or since it delivers events from then on. With either (the Last-Event-ID request header, which an EventSource sends when it reconnects, wins over since; anything but an event number in it is 400 INVALID_COMMAND) it first replays every logged event numbered above it, then live events, with no gap and no duplicate between the two. limit does not apply to the stream. An idle stream sends ': keep-alive' every 15 s. It ends when the client disconnects or the service shuts down.
+    ///
+    /// JSON (Accept: application/json): the logged events numbered above since (or Last-Event-ID; default 0), oldest first, at most limit, without subscribing; pass next as since to read on.
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/events`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/events/get(transportEvents)`.
+    internal enum TransportEvents {
+        internal static let id: Swift.String = "transportEvents"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/events/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A camera ID from the configuration.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/events/GET/path/camera`.
+                internal var camera: Components.Parameters.Camera
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - camera: A camera ID from the configuration.
+                internal init(camera: Components.Parameters.Camera) {
+                    self.camera = camera
+                }
+            }
+            internal var path: Operations.TransportEvents.Input.Path
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/events/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// Replay (SSE) or read (JSON) the events numbered above this. Anything but an integer 0…18446744073709551615, or given twice, is 400 INVALID_COMMAND.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/events/GET/query/since`.
+                internal var since: Components.Schemas.EventNumber?
+                /// JSON only: at most this many events (1…1000, default 100); anything else is 400 INVALID_COMMAND.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/events/GET/query/limit`.
+                internal var limit: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - since: Replay (SSE) or read (JSON) the events numbered above this. Anything but an integer 0…18446744073709551615, or given twice, is 400 INVALID_COMMAND.
+                ///   - limit: JSON only: at most this many events (1…1000, default 100); anything else is 400 INVALID_COMMAND.
+                internal init(
+                    since: Components.Schemas.EventNumber? = nil,
+                    limit: Swift.Int? = nil
+                ) {
+                    self.since = since
+                    self.limit = limit
+                }
+            }
+            internal var query: Operations.TransportEvents.Input.Query
+            /// - Remark: Generated from `#/paths/v1/cameras/{camera}/events/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                /// The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/events/GET/header/X-Fabric-Index`.
+                internal var xFabricIndex: Components.Parameters.Fabric?
+                /// Where a reconnecting EventSource left off: replay above this event number (wins over since). Anything but one event number is 400 INVALID_COMMAND.
+                ///
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/events/GET/header/Last-Event-ID`.
+                internal var lastEventID: Swift.String?
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.TransportEvents.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - xFabricIndex: The caller's fabric index (1…254, default 1). Connections and TLS endpoints are scoped to it; anything else is 400 INVALID_COMMAND.
+                ///   - lastEventID: Where a reconnecting EventSource left off: replay above this event number (wins over since). Anything but one event number is 400 INVALID_COMMAND.
+                ///   - accept:
+                internal init(
+                    xFabricIndex: Components.Parameters.Fabric? = nil,
+                    lastEventID: Swift.String? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.TransportEvents.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.xFabricIndex = xFabricIndex
+                    self.lastEventID = lastEventID
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.TransportEvents.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                path: Operations.TransportEvents.Input.Path,
+                query: Operations.TransportEvents.Input.Query = .init(),
+                headers: Operations.TransportEvents.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/events/GET/responses/200/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// `no-store` on the event stream
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/events/GET/responses/200/headers/Cache-Control`.
+                    internal var cacheControl: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - cacheControl: `no-store` on the event stream
+                    internal init(cacheControl: Swift.String? = nil) {
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.TransportEvents.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/events/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/events/GET/responses/200/content/text\/event-stream`.
+                    case textEventStream(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.textEventStream`.
+                    ///
+                    /// - Throws: An error if `self` is not `.textEventStream`.
+                    /// - SeeAlso: `.textEventStream`.
+                    internal var textEventStream: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .textEventStream(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "text/event-stream",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/events/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.EventLogPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.EventLogPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.TransportEvents.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.TransportEvents.Output.Ok.Headers = .init(),
+                    body: Operations.TransportEvents.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// An event stream, or a page of the event log (Accept: application/json)
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/events/get(transportEvents)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.TransportEvents.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.TransportEvents.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unreadable request (bad JSON, wrong type, out-of-range number, missing field, bad X-Fabric-Index), or CONSTRAINT_ERROR / INVALID_COMMAND / DYNAMIC_CONSTRAINT_ERROR from the cluster.
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/events/get(transportEvents)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.E400)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.E400 {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/events/get(transportEvents)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/events/get(transportEvents)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Unknown camera, connection or endpoint (NOT_FOUND).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/events/get(transportEvents)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.E404)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.E404 {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//v1/cameras/{camera}/events/get(transportEvents)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case textEventStream
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "text/event-stream":
+                    self = .textEventStream
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .textEventStream:
+                    return "text/event-stream"
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .textEventStream,
+                    .json
+                ]
+            }
+        }
+    }
     /// AllocatePushTransport: validate and store a new Inactive transport
     ///
     /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/allocatePushTransport`.

@@ -18,6 +18,17 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/cameras`.
     /// - Remark: Generated from `#/paths//v1/cameras/get(listCameras)`.
     func listCameras(_ input: Operations.ListCameras.Input) async throws -> Operations.ListCameras.Output
+    /// The camera's events (PushTransportBegin/End, ZoneTriggered/ZoneStopped): Server-Sent Events (live, with replay from an event number), or a page of the event log as JSON
+    ///
+    /// The camera's event log: every event (PushTransportBegin/End of the Push AV Stream Transport cluster, ZoneTriggered/ZoneStopped of Zone Management, in one numbering) carries an event number that only increases (across restarts too; numbers are reserved in blocks, so a restart may skip some). The log keeps the newest 10,000 events, none older than 7 days. Transport events are answered to the fabric of their connection; zone events belong to no fabric and are answered to every fabric.
+    ///
+    /// Server-Sent Events (default, or Accept: text/event-stream): the stream opens with the comment line ': subscribed', then one frame per event: 'id: <event number>', 'event: <type>' (PushTransportBegin, PushTransportEnd, ZoneTriggered or ZoneStopped), 'data: <JSON>' (the schema of that name), and a blank line. Without Last-Event-ID or since it delivers events from then on. With either (the Last-Event-ID request header, which an EventSource sends when it reconnects, wins over since; anything but an event number in it is 400 INVALID_COMMAND) it first replays every logged event numbered above it, then live events, with no gap and no duplicate between the two. limit does not apply to the stream. An idle stream sends ': keep-alive' every 15 s. It ends when the client disconnects or the service shuts down.
+    ///
+    /// JSON (Accept: application/json): the logged events numbered above since (or Last-Event-ID; default 0), oldest first, at most limit, without subscribing; pass next as since to read on.
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/events`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/events/get(transportEvents)`.
+    func transportEvents(_ input: Operations.TransportEvents.Input) async throws -> Operations.TransportEvents.Output
     /// AllocatePushTransport: validate and store a new Inactive transport
     ///
     /// - Remark: HTTP `POST /v1/cameras/{camera}/commands/allocatePushTransport`.
@@ -268,6 +279,27 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//v1/cameras/get(listCameras)`.
     internal func listCameras(headers: Operations.ListCameras.Input.Headers = .init()) async throws -> Operations.ListCameras.Output {
         try await listCameras(Operations.ListCameras.Input(headers: headers))
+    }
+    /// The camera's events (PushTransportBegin/End, ZoneTriggered/ZoneStopped): Server-Sent Events (live, with replay from an event number), or a page of the event log as JSON
+    ///
+    /// The camera's event log: every event (PushTransportBegin/End of the Push AV Stream Transport cluster, ZoneTriggered/ZoneStopped of Zone Management, in one numbering) carries an event number that only increases (across restarts too; numbers are reserved in blocks, so a restart may skip some). The log keeps the newest 10,000 events, none older than 7 days. Transport events are answered to the fabric of their connection; zone events belong to no fabric and are answered to every fabric.
+    ///
+    /// Server-Sent Events (default, or Accept: text/event-stream): the stream opens with the comment line ': subscribed', then one frame per event: 'id: <event number>', 'event: <type>' (PushTransportBegin, PushTransportEnd, ZoneTriggered or ZoneStopped), 'data: <JSON>' (the schema of that name), and a blank line. Without Last-Event-ID or since it delivers events from then on. With either (the Last-Event-ID request header, which an EventSource sends when it reconnects, wins over since; anything but an event number in it is 400 INVALID_COMMAND) it first replays every logged event numbered above it, then live events, with no gap and no duplicate between the two. limit does not apply to the stream. An idle stream sends ': keep-alive' every 15 s. It ends when the client disconnects or the service shuts down.
+    ///
+    /// JSON (Accept: application/json): the logged events numbered above since (or Last-Event-ID; default 0), oldest first, at most limit, without subscribing; pass next as since to read on.
+    ///
+    /// - Remark: HTTP `GET /v1/cameras/{camera}/events`.
+    /// - Remark: Generated from `#/paths//v1/cameras/{camera}/events/get(transportEvents)`.
+    internal func transportEvents(
+        path: Operations.TransportEvents.Input.Path,
+        query: Operations.TransportEvents.Input.Query = .init(),
+        headers: Operations.TransportEvents.Input.Headers = .init()
+    ) async throws -> Operations.TransportEvents.Output {
+        try await transportEvents(Operations.TransportEvents.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
     }
     /// AllocatePushTransport: validate and store a new Inactive transport
     ///
