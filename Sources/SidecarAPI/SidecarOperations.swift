@@ -4,22 +4,23 @@ import Hummingbird
 import Logging
 import OpenAPIHummingbird
 import OpenAPIRuntime
+import Prometheus
 import Sidecar
 import Synchronization
 import TransportModel
 
-/// The operations of `openapi.json` whose types and routes are generated from it (`Scripts/generate-api`): the
-/// generated `APIProtocol`, implemented over a ``SidecarControl``. The generated server reads the path, headers and
-/// JSON body into the document's types and writes the answer; a handler only converts between those and the control's
-/// values, and throws ``APIError`` for what it refuses, as the hand-routed ``SidecarEndpoints`` do.
-///
-/// The routes not yet generated are still in ``SidecarEndpoints``; they move here a feature at a time (one
-/// `SidecarOperations+Feature.swift` each), each taking its operation IDs into `Scripts/openapi-generator/config.yaml`.
+/// The operations of `openapi.json`, whose types and routes are generated from it (`Scripts/generate-api`): the
+/// generated `APIProtocol`, implemented over a ``SidecarControl``, one `SidecarOperations+Feature.swift` per feature.
+/// The generated server reads the path, headers and body into the document's types and writes the answer; a handler
+/// only converts between those and the control's values, and throws ``APIError`` for what it refuses. Every operation
+/// but the document itself (``SidecarRouter/documentRoute``, served byte for byte) is here.
 struct SidecarOperations<Control: SidecarControl>: APIProtocol {
     let control: Control
     var logger = Logger(label: "pushav.api")
     /// How often an idle event stream sends a comment line (see ``EventFrames``).
     var eventKeepAlive: Duration = .seconds(15)
+    /// What `/metrics` renders: the registry behind the process's swift-metrics backend.
+    var metrics = PrometheusCollectorRegistry()
 
     /// Registers the generated routes on `router`, behind ``APIConventionsMiddleware``.
     func register(on router: Router<BasicRequestContext>) throws {
@@ -79,14 +80,15 @@ final class RouteSignatureRecorder: ServerTransport, Sendable {
 /// - a number that does not fit its field named (Foundation's JSONDecoder on Linux reports it as "not valid JSON" at
 ///   no path; ``NumberRangeProbe`` finds the field with the operation's body type, ``RequestBodyTypes``);
 /// - `Content-Type: application/json` as the hand routes write it (the runtime adds `; charset=utf-8`);
-/// - `Location`, `Cache-Control`, `Last-Modified`, `ETag` and `Content-Range` as the plain text they are: the runtime writes every header value
+/// - `Location`, `Cache-Control`, `Last-Modified`, `ETag`, `Content-Range` and the page's `Content-Security-Policy` as
+///   the plain text they are: the runtime writes every header value
 ///   URI-encoded (the OpenAPI "simple" style), which would turn `/v1/tls/endpoints/3` into `%2Fv1%2Ftls%2Fendpoints%2F3`
 ///   and `no-store, max-age=0` into `no-store%2C%20max-age%3D0`.
 struct APIConventionsMiddleware<Control: SidecarControl>: RouterMiddleware {
     typealias Context = BasicRequestContext
     let control: Control
     /// The generated routes' response headers, written back as text (none of their values has a `%` of its own).
-    static var plainHeaders: [HTTPField.Name] { [.location, .cacheControl, .lastModified, .eTag, .contentRange] }
+    static var plainHeaders: [HTTPField.Name] { [.location, .cacheControl, .lastModified, .eTag, .contentRange, .contentSecurityPolicy] }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         _ = try RequestReading.fabric(of: request)

@@ -1,8 +1,6 @@
-import Domain
 import Foundation
 import HTTPTypes
 import Hummingbird
-import NIOPosix
 import Logging
 import Prometheus
 import Sidecar
@@ -23,7 +21,9 @@ public enum SidecarRouter {
     /// The fabric of a request without `X-Fabric-Index`.
     public static let defaultFabric: FabricIndex = 1
     /// `/metrics`: the Prometheus text exposition format, version 0.0.4.
-    public static let prometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
+    public static let prometheusContentType = "text/plain; charset=utf-8; version=0.0.4"
+    /// The one route not generated from the document: the document.
+    static let documentRoute = RouteSignature(method: .get, path: "/openapi.json")
 
     /// The router for `control`. `eventKeepAlive` is how often an idle event stream sends a comment line, which is
     /// also how soon a vanished subscriber is noticed and its subscription dropped. `metrics` is what `/metrics`
@@ -36,19 +36,21 @@ public enum SidecarRouter {
         metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), bearerToken: String? = nil,
         browserPolicy: BrowserRequestPolicy = BrowserRequestPolicy(listenHost: "127.0.0.1")
     ) throws -> Router<BasicRequestContext> {
-        let endpoints = SidecarEndpoints(control: control, logger: logger, eventKeepAlive: eventKeepAlive, metrics: metrics)
-        let routes = endpoints.routes
-        let operations = SidecarOperations(control: control, logger: logger, eventKeepAlive: eventKeepAlive)
+        let operations = SidecarOperations(control: control, logger: logger, eventKeepAlive: eventKeepAlive, metrics: metrics)
         // Registering the generated routes throws only for a server URL the document does not have (it names none).
         let generated = try operations.signatures
         let router = Router(context: BasicRequestContext.self)
-        router.add(middleware: APIErrorMiddleware(routes: routes.map(\.signature) + generated, logger: logger))
+        router.add(middleware: APIErrorMiddleware(routes: [documentRoute] + generated, logger: logger))
         // After the error middleware, which turns the refusals into the error body; a browser's request is refused
         // before the token is even looked at.
         router.add(middleware: BrowserRequestMiddleware(policy: browserPolicy, logger: logger))
         if let bearerToken { router.add(middleware: BearerTokenMiddleware(token: bearerToken)) }
-        for route in routes {
-            router.on(RouterPath(route.signature.path), method: route.signature.method, use: route.handler)
+        // The document itself, byte for byte as bundled: a generated JSON body would decode and re-encode it (and
+        // its unsigned 64-bit maxima would come back as floating-point numbers).
+        router.on(RouterPath(documentRoute.path), method: documentRoute.method) { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try SidecarAPI.openAPIDocument)))
         }
         try operations.register(on: router)
         return router
@@ -74,52 +76,6 @@ struct RouteSignature: Sendable, Hashable {
         return zip(pattern, actual).allSatisfy { expected, segment in
             expected.hasPrefix("{") || expected == segment
         }
-    }
-}
-
-struct Route: Sendable {
-    var signature: RouteSignature
-    var handler: @Sendable (Request, BasicRequestContext) async throws -> Response
-}
-
-/// The handlers, over one ``SidecarControl``.
-struct SidecarEndpoints<Control: SidecarControl>: Sendable {
-    let control: Control
-    let logger: Logger
-    let eventKeepAlive: Duration
-    let metrics: PrometheusCollectorRegistry
-
-    var routes: [Route] {
-        [
-            Route(signature: .init(method: .get, path: "/metrics")) { _, _ in
-                await control.refreshGauges()
-                var headers = HTTPFields()
-                headers[.contentType] = SidecarRouter.prometheusContentType
-                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer())))
-            },
-            Route(signature: .init(method: .get, path: "/openapi.json")) { _, _ in
-                var headers = HTTPFields()
-                headers[.contentType] = "application/json"
-                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try SidecarAPI.openAPIDocument)))
-            },
-            Route(signature: .init(method: .get, path: "/")) { _, _ in
-                let page = try SidecarAPI.statusPage
-                var headers = HTTPFields()
-                headers[.contentType] = "text/html; charset=utf-8"
-                headers[.contentSecurityPolicy] = try SidecarAPI.statusPageHeaderPolicy
-                headers[.xContentTypeOptions] = "nosniff"
-                headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
-                headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
-                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: page)))
-            },
-        ]
-    }
-
-    // MARK: - Shared
-
-    func transport(_ context: BasicRequestContext) throws -> (String, PushAVStreamTransportServer) {
-        let cameraID = context.parameters.get("camera") ?? ""
-        return (cameraID, try control.transportServer(camera: cameraID))
     }
 }
 

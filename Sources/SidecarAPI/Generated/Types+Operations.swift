@@ -8,6 +8,235 @@ import Sidecar
 import TransportModel
 /// API operations, with input and output types, generated from `#/paths` in the OpenAPI document.
 internal enum Operations {
+    /// The status page: each camera's source state, the last minutes of motion and clips, and the recent clips as players
+    ///
+    /// - Remark: HTTP `GET /`.
+    /// - Remark: Generated from `#/paths///get(statusPage)`.
+    internal enum StatusPage {
+        internal static let id: Swift.String = "statusPage"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.StatusPage.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.StatusPage.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.StatusPage.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            internal init(headers: Operations.StatusPage.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/GET/responses/200/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// Scripts and styles only from the page itself (its inline ones by hash), images and media from this API, no frames
+                    ///
+                    /// - Remark: Generated from `#/paths/GET/responses/200/headers/Content-Security-Policy`.
+                    internal var contentSecurityPolicy: Swift.String?
+                    /// `nosniff`
+                    ///
+                    /// - Remark: Generated from `#/paths/GET/responses/200/headers/X-Content-Type-Options`.
+                    internal var xContentTypeOptions: Swift.String?
+                    /// `no-referrer`
+                    ///
+                    /// - Remark: Generated from `#/paths/GET/responses/200/headers/Referrer-Policy`.
+                    internal var referrerPolicy: Swift.String?
+                    /// `DENY`: never inside another site's frame
+                    ///
+                    /// - Remark: Generated from `#/paths/GET/responses/200/headers/X-Frame-Options`.
+                    internal var xFrameOptions: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - contentSecurityPolicy: Scripts and styles only from the page itself (its inline ones by hash), images and media from this API, no frames
+                    ///   - xContentTypeOptions: `nosniff`
+                    ///   - referrerPolicy: `no-referrer`
+                    ///   - xFrameOptions: `DENY`: never inside another site's frame
+                    internal init(
+                        contentSecurityPolicy: Swift.String? = nil,
+                        xContentTypeOptions: Swift.String? = nil,
+                        referrerPolicy: Swift.String? = nil,
+                        xFrameOptions: Swift.String? = nil
+                    ) {
+                        self.contentSecurityPolicy = contentSecurityPolicy
+                        self.xContentTypeOptions = xContentTypeOptions
+                        self.referrerPolicy = referrerPolicy
+                        self.xFrameOptions = xFrameOptions
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.StatusPage.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/GET/responses/200/content/text\/html; charset=utf-8`.
+                    case textHtmlCharsetUtf8(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.textHtmlCharsetUtf8`.
+                    ///
+                    /// - Throws: An error if `self` is not `.textHtmlCharsetUtf8`.
+                    /// - SeeAlso: `.textHtmlCharsetUtf8`.
+                    internal var textHtmlCharsetUtf8: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .textHtmlCharsetUtf8(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.StatusPage.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.StatusPage.Output.Ok.Headers = .init(),
+                    body: Operations.StatusPage.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// HTML
+            ///
+            /// - Remark: Generated from `#/paths///get(statusPage)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.StatusPage.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.StatusPage.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths///get(statusPage)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths///get(statusPage)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths///get(statusPage)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case textHtmlCharsetUtf8
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "text/html":
+                    self = .textHtmlCharsetUtf8
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .textHtmlCharsetUtf8:
+                    return "text/html"
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .textHtmlCharsetUtf8,
+                    .json
+                ]
+            }
+        }
+    }
     /// Service health
     ///
     /// - Remark: HTTP `GET /health`.
@@ -13144,6 +13373,191 @@ internal enum Operations {
             }
             internal static var allCases: [Self] {
                 [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Metrics in the Prometheus text exposition format (0.0.4)
+    ///
+    /// - Remark: HTTP `GET /metrics`.
+    /// - Remark: Generated from `#/paths//metrics/get(metrics)`.
+    internal enum Metrics {
+        internal static let id: Swift.String = "metrics"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/metrics/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Metrics.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Metrics.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.Metrics.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            internal init(headers: Operations.Metrics.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/metrics/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/metrics/GET/responses/200/content/text\/plain; charset=utf-8; version=0.0.4`.
+                    case textPlainCharsetUtf8Version_0_0_4(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.textPlainCharsetUtf8Version_0_0_4`.
+                    ///
+                    /// - Throws: An error if `self` is not `.textPlainCharsetUtf8Version_0_0_4`.
+                    /// - SeeAlso: `.textPlainCharsetUtf8Version_0_0_4`.
+                    internal var textPlainCharsetUtf8Version_0_0_4: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .textPlainCharsetUtf8Version_0_0_4(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.Metrics.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.Metrics.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Every pushav_ metric of this process
+            ///
+            /// - Remark: Generated from `#/paths//metrics/get(metrics)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.Metrics.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.Metrics.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A token is configured and the request has no `Authorization: Bearer` with it (UNSUPPORTED_ACCESS).
+            ///
+            /// - Remark: Generated from `#/paths//metrics/get(metrics)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.E401)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.E401 {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the cluster refused the caller, or the request came from a web page of another origin (Origin not the API's own nor in allowedOrigins).
+            ///
+            /// - Remark: Generated from `#/paths//metrics/get(metrics)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.E403)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.E403 {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// UNSUPPORTED_ACCESS: the Host names neither a loopback address, localhost nor the listen host (DNS rebinding).
+            ///
+            /// - Remark: Generated from `#/paths//metrics/get(metrics)/responses/421`.
+            ///
+            /// HTTP response code: `421 misdirectedRequest`.
+            case misdirectedRequest(Components.Responses.E421)
+            /// The associated value of the enum case if `self` is `.misdirectedRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.misdirectedRequest`.
+            /// - SeeAlso: `.misdirectedRequest`.
+            internal var misdirectedRequest: Components.Responses.E421 {
+                get throws {
+                    switch self {
+                    case let .misdirectedRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "misdirectedRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case textPlainCharsetUtf8Version_0_0_4
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "text/plain":
+                    self = .textPlainCharsetUtf8Version_0_0_4
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .textPlainCharsetUtf8Version_0_0_4:
+                    return "text/plain"
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .textPlainCharsetUtf8Version_0_0_4,
                     .json
                 ]
             }

@@ -8,6 +8,11 @@ import Sidecar
 import TransportModel
 /// A type that performs HTTP operations defined by the OpenAPI document.
 internal protocol APIProtocol: Sendable {
+    /// The status page: each camera's source state, the last minutes of motion and clips, and the recent clips as players
+    ///
+    /// - Remark: HTTP `GET /`.
+    /// - Remark: Generated from `#/paths///get(statusPage)`.
+    func statusPage(_ input: Operations.StatusPage.Input) async throws -> Operations.StatusPage.Output
     /// Service health
     ///
     /// - Remark: HTTP `GET /health`.
@@ -245,6 +250,11 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /ready`.
     /// - Remark: Generated from `#/paths//ready/get(ready)`.
     func ready(_ input: Operations.Ready.Input) async throws -> Operations.Ready.Output
+    /// Metrics in the Prometheus text exposition format (0.0.4)
+    ///
+    /// - Remark: HTTP `GET /metrics`.
+    /// - Remark: Generated from `#/paths//metrics/get(metrics)`.
+    func metrics(_ input: Operations.Metrics.Input) async throws -> Operations.Metrics.Output
     /// CreateOrUpdateTrigger: set a zone's trigger (NOT_FOUND for an unknown zone; CONSTRAINT_ERROR for durations out of range); the running analysis follows at once and reports ZoneTriggered/ZoneStopped in the event log
     ///
     /// - Remark: HTTP `POST /v1/cameras/{camera}/zoneManagement/commands/createOrUpdateTrigger`.
@@ -266,6 +276,13 @@ internal protocol APIProtocol: Sendable {
 
 /// Convenience overloads for operation inputs.
 extension APIProtocol {
+    /// The status page: each camera's source state, the last minutes of motion and clips, and the recent clips as players
+    ///
+    /// - Remark: HTTP `GET /`.
+    /// - Remark: Generated from `#/paths///get(statusPage)`.
+    internal func statusPage(headers: Operations.StatusPage.Input.Headers = .init()) async throws -> Operations.StatusPage.Output {
+        try await statusPage(Operations.StatusPage.Input(headers: headers))
+    }
     /// Service health
     ///
     /// - Remark: HTTP `GET /health`.
@@ -844,6 +861,13 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//ready/get(ready)`.
     internal func ready(headers: Operations.Ready.Input.Headers = .init()) async throws -> Operations.Ready.Output {
         try await ready(Operations.Ready.Input(headers: headers))
+    }
+    /// Metrics in the Prometheus text exposition format (0.0.4)
+    ///
+    /// - Remark: HTTP `GET /metrics`.
+    /// - Remark: Generated from `#/paths//metrics/get(metrics)`.
+    internal func metrics(headers: Operations.Metrics.Input.Headers = .init()) async throws -> Operations.Metrics.Output {
+        try await metrics(Operations.Metrics.Input(headers: headers))
     }
     /// CreateOrUpdateTrigger: set a zone's trigger (NOT_FOUND for an unknown zone; CONSTRAINT_ERROR for durations out of range); the running analysis follows at once and reports ZoneTriggered/ZoneStopped in the event log
     ///
