@@ -290,6 +290,9 @@ public struct CameraStatus: Codable, Sendable, Hashable {
     public var recentClips: [RecentClip]
     /// When motion was seen in the last 10 minutes, oldest first.
     public var recentMotion: [MotionPeriod]
+    /// `MotionPeriod` as the generated API names it (its `typeOverrides`): a qualified `Recorder.MotionPeriod` would
+    /// find the module's `Recorder` type, not the module.
+    public typealias Period = MotionPeriod
     /// Connections that record and upload nothing because their TLS endpoint is gone (until it is provisioned again).
     public var connectionsWithoutTLSEndpoint: [UInt16] = []
     /// Times the source was lost and opened again since the start.

@@ -5,17 +5,13 @@ import Sidecar
 // TLS Certificate Management and TLS Client Management (`/v1/tls/attributes`, `/v1/tls/commands/…`): root
 // certificates, client key pairs and their certificates, and the endpoints made from them. Each handler converts the
 // document's body to the control's request, field by field (a number to the cluster's width, naming the field when it
-// does not fit), and the control's answer back.
+// does not fit); the answers are the control's own types (`typeOverrides` in Scripts/openapi-generator/config.yaml).
 extension SidecarOperations {
     func readTLSCertificateAttributes(
         _ input: Operations.ReadTLSCertificateAttributes.Input
     ) async throws -> Operations.ReadTLSCertificateAttributes.Output {
         let attributes = try await refusal { try await control.tlsCertificateAttributes(fabric: Self.fabric(input.headers.xFabricIndex)) }
-        return .ok(.init(body: .json(.init(
-            maxRootCertificates: attributes.maxRootCertificates,
-            provisionedRootCertificates: attributes.provisionedRootCertificates.map(Components.Schemas.RootCertificateDetails.init),
-            maxClientCertificates: attributes.maxClientCertificates,
-            provisionedClientCertificates: attributes.provisionedClientCertificates.map(Components.Schemas.ClientCertificateDetails.init)))))
+        return .ok(.init(body: .json(attributes)))
     }
 
     func provisionRootCertificate(
@@ -38,7 +34,7 @@ extension SidecarOperations {
         guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
         let caid: UInt16? = try body.caid.map { try Self.integer($0, "caid") }
         let found = try await refusal { try await control.findRootCertificates(caid, fabric: Self.fabric(input.headers.xFabricIndex)) }
-        return .ok(.init(body: .json(.init(certificateDetails: found.map(Components.Schemas.RootCertificateDetails.init)))))
+        return .ok(.init(body: .json(.init(certificateDetails: found))))
     }
 
     func lookupRootCertificate(_ input: Operations.LookupRootCertificate.Input) async throws -> Operations.LookupRootCertificate.Output {
@@ -53,7 +49,7 @@ extension SidecarOperations {
         guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
         let request = ClientCSRRequest(nonce: body.nonce, ccdid: try body.ccdid.map { try Self.integer($0, "ccdid") })
         let answer = try await refusal { try await control.clientCSR(request, fabric: Self.fabric(input.headers.xFabricIndex)) }
-        return .ok(.init(body: .json(.init(ccdid: Int(answer.ccdid), csr: answer.csr, nonceSignature: answer.nonceSignature))))
+        return .ok(.init(body: .json(answer)))
     }
 
     /// Takes the released form and the earlier draft's (the two certificate fields inside `clientCertificateDetails`);
@@ -77,7 +73,7 @@ extension SidecarOperations {
         guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
         let ccdid: UInt16? = try body.ccdid.map { try Self.integer($0, "ccdid") }
         let found = try await refusal { try await control.findClientCertificates(ccdid, fabric: Self.fabric(input.headers.xFabricIndex)) }
-        return .ok(.init(body: .json(.init(certificateDetails: found.map(Components.Schemas.ClientCertificateDetails.init)))))
+        return .ok(.init(body: .json(.init(certificateDetails: found))))
     }
 
     func lookupClientCertificate(_ input: Operations.LookupClientCertificate.Input) async throws -> Operations.LookupClientCertificate.Output {
@@ -102,19 +98,5 @@ extension SidecarOperations {
             ccdid: try body.ccdid.map { try Self.integer($0, "ccdid") })
         let endpointID = try await refusal { try await control.provisionEndpoint(request, fabric: Self.fabric(input.headers.xFabricIndex)) }
         return .ok(.init(body: .json(.init(endpointID: Int(endpointID)))))
-    }
-}
-
-extension Components.Schemas.RootCertificateDetails {
-    init(_ details: RootCertificateDetails) {
-        self.init(caid: Int(details.caid), certificate: details.certificate)
-    }
-}
-
-extension Components.Schemas.ClientCertificateDetails {
-    init(_ details: ClientCertificateDetails) {
-        self.init(
-            ccdid: Int(details.ccdid), clientCertificate: details.clientCertificate,
-            intermediateCertificates: details.intermediateCertificates)
     }
 }

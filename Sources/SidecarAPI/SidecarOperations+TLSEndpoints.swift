@@ -16,7 +16,7 @@ extension SidecarOperations {
 
     func listTLSEndpoints(_ input: Operations.ListTLSEndpoints.Input) async throws -> Operations.ListTLSEndpoints.Output {
         let endpoints = await control.tlsEndpoints(fabric: Self.fabric(input.headers.xFabricIndex))
-        return .ok(.init(body: .json(.init(endpoints: endpoints.map(Components.Schemas.TLSEndpointSummary.init)))))
+        return .ok(.init(body: .json(.init(endpoints: endpoints))))
     }
 
     func getTLSEndpoint(_ input: Operations.GetTLSEndpoint.Input) async throws -> Operations.GetTLSEndpoint.Output {
@@ -25,20 +25,12 @@ extension SidecarOperations {
         guard let endpoint = endpoints.first(where: { $0.endpointID == endpointID }) else {
             throw APIError.notFound("endpointID: no TLS endpoint \(endpointID) in this fabric")
         }
-        return .ok(.init(body: .json(.init(endpoint))))
+        return .ok(.init(body: .json(endpoint)))
     }
 
     func removeTLSEndpoint(_ input: Operations.RemoveTLSEndpoint.Input) async throws -> Operations.RemoveTLSEndpoint.Output {
         let endpointID: UInt16 = try Self.integer(input.path.endpointID, "endpointID")
         try await refusal { try await control.removeTLSEndpoint(endpointID, fabric: Self.fabric(input.headers.xFabricIndex)) }
         return .noContent(.init())
-    }
-}
-
-extension Components.Schemas.TLSEndpointSummary {
-    init(_ endpoint: TLSEndpointSummary) {
-        self.init(
-            endpointID: Int(endpoint.endpointID), hostname: endpoint.hostname, port: Int(endpoint.port),
-            caCertificate: endpoint.caCertificate, clientCertificate: endpoint.clientCertificate)
     }
 }

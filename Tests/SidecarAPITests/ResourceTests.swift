@@ -23,7 +23,7 @@ import Testing
             #expect(created.text == #"{"endpointID":3}"#)
             #expect(created.headers[.location] == "/v1/tls/endpoints/3")
 
-            let summary = { (id: Int, host: String, port: Int) in
+            let summary = { (id: UInt16, host: String, port: UInt16) in
                 Components.Schemas.TLSEndpointSummary(endpointID: id, hostname: host, port: port, caCertificate: pki.caCertificate,
                                    clientCertificate: pki.clientCertificate)
             }

@@ -260,67 +260,11 @@ extension Components {
         /// - Remark: Generated from `#/components/schemas/UpdateMotionZoneOptionsRequest`.
         internal typealias UpdateMotionZoneOptionsRequest = TransportModel.UpdateMotionZoneOptionsRequest
         /// - Remark: Generated from `#/components/schemas/TwoDCartesianVertexStruct`.
-        internal struct TwoDCartesianVertexStruct: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/TwoDCartesianVertexStruct/x`.
-            internal var x: Swift.Int
-            /// - Remark: Generated from `#/components/schemas/TwoDCartesianVertexStruct/y`.
-            internal var y: Swift.Int
-            /// Creates a new `TwoDCartesianVertexStruct`.
-            ///
-            /// - Parameters:
-            ///   - x:
-            ///   - y:
-            internal init(
-                x: Swift.Int,
-                y: Swift.Int
-            ) {
-                self.x = x
-                self.y = y
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case x
-                case y
-            }
-        }
+        internal typealias TwoDCartesianVertexStruct = TransportModel.TwoDCartesianVertexStruct
         /// - Remark: Generated from `#/components/schemas/TwoDCartesianZoneStruct`.
         internal typealias TwoDCartesianZoneStruct = TransportModel.TwoDCartesianZoneStruct
         /// - Remark: Generated from `#/components/schemas/ZoneInformationStruct`.
-        internal struct ZoneInformationStruct: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/ZoneInformationStruct/zoneID`.
-            internal var zoneID: Swift.Int
-            /// - Remark: Generated from `#/components/schemas/ZoneInformationStruct/zoneType`.
-            internal var zoneType: Swift.Int
-            /// 0 Mfg (serve.yaml), 1 User
-            ///
-            /// - Remark: Generated from `#/components/schemas/ZoneInformationStruct/zoneSource`.
-            internal var zoneSource: Swift.Int
-            /// - Remark: Generated from `#/components/schemas/ZoneInformationStruct/twoDCartesianZone`.
-            internal var twoDCartesianZone: Components.Schemas.TwoDCartesianZoneStruct
-            /// Creates a new `ZoneInformationStruct`.
-            ///
-            /// - Parameters:
-            ///   - zoneID:
-            ///   - zoneType:
-            ///   - zoneSource: 0 Mfg (serve.yaml), 1 User
-            ///   - twoDCartesianZone:
-            internal init(
-                zoneID: Swift.Int,
-                zoneType: Swift.Int,
-                zoneSource: Swift.Int,
-                twoDCartesianZone: Components.Schemas.TwoDCartesianZoneStruct
-            ) {
-                self.zoneID = zoneID
-                self.zoneType = zoneType
-                self.zoneSource = zoneSource
-                self.twoDCartesianZone = twoDCartesianZone
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case zoneID
-                case zoneType
-                case zoneSource
-                case twoDCartesianZone
-            }
-        }
+        internal typealias ZoneInformationStruct = TransportModel.ZoneInformationStruct
         /// - Remark: Generated from `#/components/schemas/ZoneManagementAttributes`.
         internal typealias ZoneManagementAttributes = TransportModel.ZoneManagementAttributes
         /// - Remark: Generated from `#/components/schemas/CreateTwoDCartesianZoneRequest`.
@@ -458,237 +402,15 @@ extension Components {
         /// The data of an SSE frame with event: PushTransportBegin.
         ///
         /// - Remark: Generated from `#/components/schemas/PushTransportBegin`.
-        internal struct PushTransportBegin: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/PushTransportBegin/connectionID`.
-            internal var connectionID: Swift.Int
-            /// TransportTriggerTypeEnum; Command for a manually triggered recording.
-            ///
-            /// - Remark: Generated from `#/components/schemas/PushTransportBegin/triggerType`.
-            internal enum TriggerTypePayload: Int, Codable, Hashable, Sendable, CaseIterable {
-                case _0 = 0
-                case _1 = 1
-                case _2 = 2
-            }
-            /// TransportTriggerTypeEnum; Command for a manually triggered recording.
-            ///
-            /// - Remark: Generated from `#/components/schemas/PushTransportBegin/triggerType`.
-            internal var triggerType: Components.Schemas.PushTransportBegin.TriggerTypePayload
-            /// Present only when triggerType is Command.
-            ///
-            /// - Remark: Generated from `#/components/schemas/PushTransportBegin/activationReason`.
-            internal enum ActivationReasonPayload: Int, Codable, Hashable, Sendable, CaseIterable {
-                case _0 = 0
-                case _1 = 1
-                case _2 = 2
-                case _3 = 3
-            }
-            /// Present only when triggerType is Command.
-            ///
-            /// - Remark: Generated from `#/components/schemas/PushTransportBegin/activationReason`.
-            internal var activationReason: Components.Schemas.PushTransportBegin.ActivationReasonPayload?
-            /// ContainerFormatEnum.
-            ///
-            /// - Remark: Generated from `#/components/schemas/PushTransportBegin/containerType`.
-            internal enum ContainerTypePayload: Int, Codable, Hashable, Sendable, CaseIterable {
-                case _0 = 0
-            }
-            /// ContainerFormatEnum.
-            ///
-            /// - Remark: Generated from `#/components/schemas/PushTransportBegin/containerType`.
-            internal var containerType: Components.Schemas.PushTransportBegin.ContainerTypePayload?
-            /// The recording's CMAF session number (session_<N> uploaded); present for CMAF.
-            ///
-            /// - Remark: Generated from `#/components/schemas/PushTransportBegin/cmafSessionNumber`.
-            internal var cmafSessionNumber: Swift.Int?
-            /// Creates a new `PushTransportBegin`.
-            ///
-            /// - Parameters:
-            ///   - connectionID:
-            ///   - triggerType: TransportTriggerTypeEnum; Command for a manually triggered recording.
-            ///   - activationReason: Present only when triggerType is Command.
-            ///   - containerType: ContainerFormatEnum.
-            ///   - cmafSessionNumber: The recording's CMAF session number (session_<N> uploaded); present for CMAF.
-            internal init(
-                connectionID: Swift.Int,
-                triggerType: Components.Schemas.PushTransportBegin.TriggerTypePayload,
-                activationReason: Components.Schemas.PushTransportBegin.ActivationReasonPayload? = nil,
-                containerType: Components.Schemas.PushTransportBegin.ContainerTypePayload? = nil,
-                cmafSessionNumber: Swift.Int? = nil
-            ) {
-                self.connectionID = connectionID
-                self.triggerType = triggerType
-                self.activationReason = activationReason
-                self.containerType = containerType
-                self.cmafSessionNumber = cmafSessionNumber
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case connectionID
-                case triggerType
-                case activationReason
-                case containerType
-                case cmafSessionNumber
-            }
-        }
+        internal typealias PushTransportBegin = TransportModel.PushTransportBegin
         /// The data of an SSE frame with event: PushTransportEnd.
         ///
         /// - Remark: Generated from `#/components/schemas/PushTransportEnd`.
-        internal struct PushTransportEnd: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/PushTransportEnd/connectionID`.
-            internal var connectionID: Swift.Int
-            /// ContainerFormatEnum.
-            ///
-            /// - Remark: Generated from `#/components/schemas/PushTransportEnd/containerType`.
-            internal enum ContainerTypePayload: Int, Codable, Hashable, Sendable, CaseIterable {
-                case _0 = 0
-            }
-            /// ContainerFormatEnum.
-            ///
-            /// - Remark: Generated from `#/components/schemas/PushTransportEnd/containerType`.
-            internal var containerType: Components.Schemas.PushTransportEnd.ContainerTypePayload?
-            /// - Remark: Generated from `#/components/schemas/PushTransportEnd/cmafSessionNumber`.
-            internal var cmafSessionNumber: Swift.Int?
-            /// Creates a new `PushTransportEnd`.
-            ///
-            /// - Parameters:
-            ///   - connectionID:
-            ///   - containerType: ContainerFormatEnum.
-            ///   - cmafSessionNumber:
-            internal init(
-                connectionID: Swift.Int,
-                containerType: Components.Schemas.PushTransportEnd.ContainerTypePayload? = nil,
-                cmafSessionNumber: Swift.Int? = nil
-            ) {
-                self.connectionID = connectionID
-                self.containerType = containerType
-                self.cmafSessionNumber = cmafSessionNumber
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case connectionID
-                case containerType
-                case cmafSessionNumber
-            }
-        }
+        internal typealias PushTransportEnd = TransportModel.PushTransportEnd
         /// One entry of the event log.
         ///
         /// - Remark: Generated from `#/components/schemas/LoggedEvent`.
-        internal struct LoggedEvent: Codable, Hashable, Sendable {
-            /// The event number (the SSE id).
-            ///
-            /// - Remark: Generated from `#/components/schemas/LoggedEvent/number`.
-            internal var number: Swift.Int
-            /// When the event was emitted (ISO 8601, UTC).
-            ///
-            /// - Remark: Generated from `#/components/schemas/LoggedEvent/time`.
-            internal var time: Foundation.Date
-            /// - Remark: Generated from `#/components/schemas/LoggedEvent/type`.
-            internal enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
-                case pushTransportBegin = "PushTransportBegin"
-                case pushTransportEnd = "PushTransportEnd"
-                case zoneTriggered = "ZoneTriggered"
-                case zoneStopped = "ZoneStopped"
-            }
-            /// - Remark: Generated from `#/components/schemas/LoggedEvent/type`.
-            internal var _type: Components.Schemas.LoggedEvent._TypePayload
-            /// The event's fields: the same JSON as the SSE data.
-            ///
-            /// - Remark: Generated from `#/components/schemas/LoggedEvent/event`.
-            internal struct EventPayload: Codable, Hashable, Sendable {
-                /// - Remark: Generated from `#/components/schemas/LoggedEvent/event/value1`.
-                internal var value1: Components.Schemas.PushTransportBegin?
-                /// - Remark: Generated from `#/components/schemas/LoggedEvent/event/value2`.
-                internal var value2: Components.Schemas.PushTransportEnd?
-                /// - Remark: Generated from `#/components/schemas/LoggedEvent/event/value3`.
-                internal var value3: Components.Schemas.ZoneTriggered?
-                /// - Remark: Generated from `#/components/schemas/LoggedEvent/event/value4`.
-                internal var value4: Components.Schemas.ZoneStopped?
-                /// Creates a new `EventPayload`.
-                ///
-                /// - Parameters:
-                ///   - value1:
-                ///   - value2:
-                ///   - value3:
-                ///   - value4:
-                internal init(
-                    value1: Components.Schemas.PushTransportBegin? = nil,
-                    value2: Components.Schemas.PushTransportEnd? = nil,
-                    value3: Components.Schemas.ZoneTriggered? = nil,
-                    value4: Components.Schemas.ZoneStopped? = nil
-                ) {
-                    self.value1 = value1
-                    self.value2 = value2
-                    self.value3 = value3
-                    self.value4 = value4
-                }
-                internal init(from decoder: any Swift.Decoder) throws {
-                    var errors: [any Swift.Error] = []
-                    do {
-                        self.value1 = try .init(from: decoder)
-                    } catch {
-                        errors.append(error)
-                    }
-                    do {
-                        self.value2 = try .init(from: decoder)
-                    } catch {
-                        errors.append(error)
-                    }
-                    do {
-                        self.value3 = try .init(from: decoder)
-                    } catch {
-                        errors.append(error)
-                    }
-                    do {
-                        self.value4 = try .init(from: decoder)
-                    } catch {
-                        errors.append(error)
-                    }
-                    try Swift.DecodingError.verifyAtLeastOneSchemaIsNotNil(
-                        [
-                            self.value1,
-                            self.value2,
-                            self.value3,
-                            self.value4
-                        ],
-                        type: Self.self,
-                        codingPath: decoder.codingPath,
-                        errors: errors
-                    )
-                }
-                internal func encode(to encoder: any Swift.Encoder) throws {
-                    try self.value1?.encode(to: encoder)
-                    try self.value2?.encode(to: encoder)
-                    try self.value3?.encode(to: encoder)
-                    try self.value4?.encode(to: encoder)
-                }
-            }
-            /// The event's fields: the same JSON as the SSE data.
-            ///
-            /// - Remark: Generated from `#/components/schemas/LoggedEvent/event`.
-            internal var event: Components.Schemas.LoggedEvent.EventPayload
-            /// Creates a new `LoggedEvent`.
-            ///
-            /// - Parameters:
-            ///   - number: The event number (the SSE id).
-            ///   - time: When the event was emitted (ISO 8601, UTC).
-            ///   - _type:
-            ///   - event: The event's fields: the same JSON as the SSE data.
-            internal init(
-                number: Swift.Int,
-                time: Foundation.Date,
-                _type: Components.Schemas.LoggedEvent._TypePayload,
-                event: Components.Schemas.LoggedEvent.EventPayload
-            ) {
-                self.number = number
-                self.time = time
-                self._type = _type
-                self.event = event
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case number
-                case time
-                case _type = "type"
-                case event
-            }
-        }
+        internal typealias LoggedEvent = TransportModel.LoggedTransportEvent
         /// A page of the event log, oldest first.
         ///
         /// - Remark: Generated from `#/components/schemas/EventLogPage`.
@@ -758,46 +480,7 @@ extension Components {
         /// A provisioned endpoint; the private key is never returned.
         ///
         /// - Remark: Generated from `#/components/schemas/TLSEndpointSummary`.
-        internal struct TLSEndpointSummary: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/TLSEndpointSummary/endpointID`.
-            internal var endpointID: Swift.Int
-            /// - Remark: Generated from `#/components/schemas/TLSEndpointSummary/hostname`.
-            internal var hostname: Swift.String
-            /// - Remark: Generated from `#/components/schemas/TLSEndpointSummary/port`.
-            internal var port: Swift.Int
-            /// - Remark: Generated from `#/components/schemas/TLSEndpointSummary/caCertificate`.
-            internal var caCertificate: Swift.String
-            /// - Remark: Generated from `#/components/schemas/TLSEndpointSummary/clientCertificate`.
-            internal var clientCertificate: Swift.String
-            /// Creates a new `TLSEndpointSummary`.
-            ///
-            /// - Parameters:
-            ///   - endpointID:
-            ///   - hostname:
-            ///   - port:
-            ///   - caCertificate:
-            ///   - clientCertificate:
-            internal init(
-                endpointID: Swift.Int,
-                hostname: Swift.String,
-                port: Swift.Int,
-                caCertificate: Swift.String,
-                clientCertificate: Swift.String
-            ) {
-                self.endpointID = endpointID
-                self.hostname = hostname
-                self.port = port
-                self.caCertificate = caCertificate
-                self.clientCertificate = clientCertificate
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case endpointID
-                case hostname
-                case port
-                case caCertificate
-                case clientCertificate
-            }
-        }
+        internal typealias TLSEndpointSummary = Sidecar.TLSEndpointSummary
         /// - Remark: Generated from `#/components/schemas/TLSEndpointList`.
         internal struct TLSEndpointList: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/TLSEndpointList/endpoints`.
@@ -814,251 +497,17 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/RecentClip`.
-        internal struct RecentClip: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/RecentClip/connectionID`.
-            internal var connectionID: Swift.Int
-            /// - Remark: Generated from `#/components/schemas/RecentClip/cmafSessionNumber`.
-            internal var cmafSessionNumber: Swift.Int
-            /// - Remark: Generated from `#/components/schemas/RecentClip/started`.
-            internal var started: Foundation.Date
-            /// Absent while it records.
-            ///
-            /// - Remark: Generated from `#/components/schemas/RecentClip/ended`.
-            internal var ended: Foundation.Date?
-            /// - Remark: Generated from `#/components/schemas/RecentClip/endReason`.
-            internal var endReason: Swift.String?
-            /// Every object of the session reached the ingest.
-            ///
-            /// - Remark: Generated from `#/components/schemas/RecentClip/delivered`.
-            internal var delivered: Swift.Bool?
-            /// Path of the clip's MP4 (/v1/cameras/{camera}/clips/{connectionID}/{session}); absent for a Continuous session, which writes none.
-            ///
-            /// - Remark: Generated from `#/components/schemas/RecentClip/clip`.
-            internal var clip: Swift.String?
-            /// Settled with objects the ingest refused for good (given up).
-            ///
-            /// - Remark: Generated from `#/components/schemas/RecentClip/givenUp`.
-            internal var givenUp: Swift.Bool?
-            /// - Remark: Generated from `#/components/schemas/RecentClip/triggerType`.
-            internal enum TriggerTypePayload: String, Codable, Hashable, Sendable, CaseIterable {
-                case motion = "motion"
-                case command = "command"
-                case continuous = "continuous"
-            }
-            /// - Remark: Generated from `#/components/schemas/RecentClip/triggerType`.
-            internal var triggerType: Components.Schemas.RecentClip.TriggerTypePayload?
-            /// Seconds from the clip's first picture to its trigger (the pre-roll).
-            ///
-            /// - Remark: Generated from `#/components/schemas/RecentClip/triggerOffset`.
-            internal var triggerOffset: Swift.Double?
-            /// Path of the JPEG of the picture at the trigger (/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg); absent for an encrypted transport.
-            ///
-            /// - Remark: Generated from `#/components/schemas/RecentClip/thumbnail`.
-            internal var thumbnail: Swift.String?
-            /// Creates a new `RecentClip`.
-            ///
-            /// - Parameters:
-            ///   - connectionID:
-            ///   - cmafSessionNumber:
-            ///   - started:
-            ///   - ended: Absent while it records.
-            ///   - endReason:
-            ///   - delivered: Every object of the session reached the ingest.
-            ///   - clip: Path of the clip's MP4 (/v1/cameras/{camera}/clips/{connectionID}/{session}); absent for a Continuous session, which writes none.
-            ///   - givenUp: Settled with objects the ingest refused for good (given up).
-            ///   - triggerType:
-            ///   - triggerOffset: Seconds from the clip's first picture to its trigger (the pre-roll).
-            ///   - thumbnail: Path of the JPEG of the picture at the trigger (/v1/cameras/{camera}/clips/{connectionID}/{session}/thumbnail.jpg); absent for an encrypted transport.
-            internal init(
-                connectionID: Swift.Int,
-                cmafSessionNumber: Swift.Int,
-                started: Foundation.Date,
-                ended: Foundation.Date? = nil,
-                endReason: Swift.String? = nil,
-                delivered: Swift.Bool? = nil,
-                clip: Swift.String? = nil,
-                givenUp: Swift.Bool? = nil,
-                triggerType: Components.Schemas.RecentClip.TriggerTypePayload? = nil,
-                triggerOffset: Swift.Double? = nil,
-                thumbnail: Swift.String? = nil
-            ) {
-                self.connectionID = connectionID
-                self.cmafSessionNumber = cmafSessionNumber
-                self.started = started
-                self.ended = ended
-                self.endReason = endReason
-                self.delivered = delivered
-                self.clip = clip
-                self.givenUp = givenUp
-                self.triggerType = triggerType
-                self.triggerOffset = triggerOffset
-                self.thumbnail = thumbnail
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case connectionID
-                case cmafSessionNumber
-                case started
-                case ended
-                case endReason
-                case delivered
-                case clip
-                case givenUp
-                case triggerType
-                case triggerOffset
-                case thumbnail
-            }
-        }
+        internal typealias RecentClip = Sidecar.CameraStatus.RecentClip
         /// - Remark: Generated from `#/components/schemas/CameraStatus`.
         internal typealias CameraStatus = Sidecar.CameraStatus
         /// One transport connection as the status page shows it; never the ingest URL's credentials or path.
         ///
         /// - Remark: Generated from `#/components/schemas/ConnectionStatus`.
-        internal struct ConnectionStatus: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/connectionID`.
-            internal var connectionID: Swift.Int
-            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/fabricIndex`.
-            internal var fabricIndex: Swift.Int
-            /// command, motion or continuous
-            ///
-            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/triggerType`.
-            internal var triggerType: Swift.String
-            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/transportStatus`.
-            internal enum TransportStatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
-                case active = "active"
-                case inactive = "inactive"
-            }
-            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/transportStatus`.
-            internal var transportStatus: Components.Schemas.ConnectionStatus.TransportStatusPayload
-            /// host:port of the ingest URL
-            ///
-            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/ingest`.
-            internal var ingest: Swift.String
-            /// The CMAF session number used last (the session counter).
-            ///
-            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/sessionNumber`.
-            internal var sessionNumber: Swift.Int?
-            /// The session recording now.
-            ///
-            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/recordingSession`.
-            internal var recordingSession: Swift.Int?
-            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/recordingSince`.
-            internal var recordingSince: Foundation.Date?
-            /// Objects waiting in the spool.
-            ///
-            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/queueDepth`.
-            internal var queueDepth: Swift.Int
-            /// When the oldest waiting object was spooled.
-            ///
-            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/oldestWaiting`.
-            internal var oldestWaiting: Foundation.Date?
-            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/lastDelivery`.
-            internal var lastDelivery: Foundation.Date?
-            /// The latest upload problem (a retry, a refusal, a give-up).
-            ///
-            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/lastError`.
-            internal var lastError: Swift.String?
-            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/lastErrorAt`.
-            internal var lastErrorAt: Foundation.Date?
-            /// CENC: no clip or thumbnail is kept in the clear.
-            ///
-            /// - Remark: Generated from `#/components/schemas/ConnectionStatus/encrypted`.
-            internal var encrypted: Swift.Bool
-            /// Creates a new `ConnectionStatus`.
-            ///
-            /// - Parameters:
-            ///   - connectionID:
-            ///   - fabricIndex:
-            ///   - triggerType: command, motion or continuous
-            ///   - transportStatus:
-            ///   - ingest: host:port of the ingest URL
-            ///   - sessionNumber: The CMAF session number used last (the session counter).
-            ///   - recordingSession: The session recording now.
-            ///   - recordingSince:
-            ///   - queueDepth: Objects waiting in the spool.
-            ///   - oldestWaiting: When the oldest waiting object was spooled.
-            ///   - lastDelivery:
-            ///   - lastError: The latest upload problem (a retry, a refusal, a give-up).
-            ///   - lastErrorAt:
-            ///   - encrypted: CENC: no clip or thumbnail is kept in the clear.
-            internal init(
-                connectionID: Swift.Int,
-                fabricIndex: Swift.Int,
-                triggerType: Swift.String,
-                transportStatus: Components.Schemas.ConnectionStatus.TransportStatusPayload,
-                ingest: Swift.String,
-                sessionNumber: Swift.Int? = nil,
-                recordingSession: Swift.Int? = nil,
-                recordingSince: Foundation.Date? = nil,
-                queueDepth: Swift.Int,
-                oldestWaiting: Foundation.Date? = nil,
-                lastDelivery: Foundation.Date? = nil,
-                lastError: Swift.String? = nil,
-                lastErrorAt: Foundation.Date? = nil,
-                encrypted: Swift.Bool
-            ) {
-                self.connectionID = connectionID
-                self.fabricIndex = fabricIndex
-                self.triggerType = triggerType
-                self.transportStatus = transportStatus
-                self.ingest = ingest
-                self.sessionNumber = sessionNumber
-                self.recordingSession = recordingSession
-                self.recordingSince = recordingSince
-                self.queueDepth = queueDepth
-                self.oldestWaiting = oldestWaiting
-                self.lastDelivery = lastDelivery
-                self.lastError = lastError
-                self.lastErrorAt = lastErrorAt
-                self.encrypted = encrypted
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case connectionID
-                case fabricIndex
-                case triggerType
-                case transportStatus
-                case ingest
-                case sessionNumber
-                case recordingSession
-                case recordingSince
-                case queueDepth
-                case oldestWaiting
-                case lastDelivery
-                case lastError
-                case lastErrorAt
-                case encrypted
-            }
-        }
+        internal typealias ConnectionStatus = Sidecar.ConnectionStatus
         /// The CameraAvStreamManagement attributes a controller sets (also at /v1/cameras/{camera}/attributes/{name}).
         ///
         /// - Remark: Generated from `#/components/schemas/CameraAttributes`.
-        internal struct CameraAttributes: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/CameraAttributes/recordingMicrophoneMuted`.
-            internal var recordingMicrophoneMuted: Swift.Bool
-            /// - Remark: Generated from `#/components/schemas/CameraAttributes/softRecordingPrivacyModeEnabled`.
-            internal var softRecordingPrivacyModeEnabled: Swift.Bool
-            /// - Remark: Generated from `#/components/schemas/CameraAttributes/softLivestreamPrivacyModeEnabled`.
-            internal var softLivestreamPrivacyModeEnabled: Swift.Bool
-            /// Creates a new `CameraAttributes`.
-            ///
-            /// - Parameters:
-            ///   - recordingMicrophoneMuted:
-            ///   - softRecordingPrivacyModeEnabled:
-            ///   - softLivestreamPrivacyModeEnabled:
-            internal init(
-                recordingMicrophoneMuted: Swift.Bool,
-                softRecordingPrivacyModeEnabled: Swift.Bool,
-                softLivestreamPrivacyModeEnabled: Swift.Bool
-            ) {
-                self.recordingMicrophoneMuted = recordingMicrophoneMuted
-                self.softRecordingPrivacyModeEnabled = softRecordingPrivacyModeEnabled
-                self.softLivestreamPrivacyModeEnabled = softLivestreamPrivacyModeEnabled
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case recordingMicrophoneMuted
-                case softRecordingPrivacyModeEnabled
-                case softLivestreamPrivacyModeEnabled
-            }
-        }
+        internal typealias CameraAttributes = Sidecar.CameraAttributes
         /// - Remark: Generated from `#/components/schemas/CameraList`.
         internal struct CameraList: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/CameraList/cameras`.
@@ -1153,30 +602,7 @@ extension Components {
         /// TLSCertStruct
         ///
         /// - Remark: Generated from `#/components/schemas/RootCertificateDetails`.
-        internal struct RootCertificateDetails: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/RootCertificateDetails/caid`.
-            internal var caid: Swift.Int
-            /// DER, base64; absent in the attribute's list
-            ///
-            /// - Remark: Generated from `#/components/schemas/RootCertificateDetails/certificate`.
-            internal var certificate: Components.Schemas.Base64Bytes?
-            /// Creates a new `RootCertificateDetails`.
-            ///
-            /// - Parameters:
-            ///   - caid:
-            ///   - certificate: DER, base64; absent in the attribute's list
-            internal init(
-                caid: Swift.Int,
-                certificate: Components.Schemas.Base64Bytes? = nil
-            ) {
-                self.caid = caid
-                self.certificate = certificate
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case caid
-                case certificate
-            }
-        }
+        internal typealias RootCertificateDetails = Sidecar.RootCertificateDetails
         /// - Remark: Generated from `#/components/schemas/FindRootCertificateResponse`.
         internal struct FindRootCertificateResponse: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/FindRootCertificateResponse/certificateDetails`.
@@ -1252,38 +678,7 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/ClientCSRResponse`.
-        internal struct ClientCSRResponse: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/ClientCSRResponse/ccdid`.
-            internal var ccdid: Swift.Int
-            /// PKCS #10 certificate signing request, DER, base64: a P-256 key, signed with ecdsa-with-SHA256
-            ///
-            /// - Remark: Generated from `#/components/schemas/ClientCSRResponse/csr`.
-            internal var csr: Components.Schemas.Base64Bytes
-            /// ECDSA P-256/SHA-256 signature (raw r||s, 64 bytes) by the CSR's key over the request's 32 nonce bytes exactly as received
-            ///
-            /// - Remark: Generated from `#/components/schemas/ClientCSRResponse/nonceSignature`.
-            internal var nonceSignature: Components.Schemas.Base64Bytes
-            /// Creates a new `ClientCSRResponse`.
-            ///
-            /// - Parameters:
-            ///   - ccdid:
-            ///   - csr: PKCS #10 certificate signing request, DER, base64: a P-256 key, signed with ecdsa-with-SHA256
-            ///   - nonceSignature: ECDSA P-256/SHA-256 signature (raw r||s, 64 bytes) by the CSR's key over the request's 32 nonce bytes exactly as received
-            internal init(
-                ccdid: Swift.Int,
-                csr: Components.Schemas.Base64Bytes,
-                nonceSignature: Components.Schemas.Base64Bytes
-            ) {
-                self.ccdid = ccdid
-                self.csr = csr
-                self.nonceSignature = nonceSignature
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case ccdid
-                case csr
-                case nonceSignature
-            }
-        }
+        internal typealias ClientCSRResponse = Sidecar.ClientCSRResponse
         /// The released form, or the earlier draft's (the two certificate fields inside clientCertificateDetails); one of clientCertificate and clientCertificateDetails is required.
         ///
         /// - Remark: Generated from `#/components/schemas/ProvisionClientCertificateRequest`.
@@ -1372,36 +767,7 @@ extension Components {
         /// TLSClientCertificateDetailStruct (never the key)
         ///
         /// - Remark: Generated from `#/components/schemas/ClientCertificateDetails`.
-        internal struct ClientCertificateDetails: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/ClientCertificateDetails/ccdid`.
-            internal var ccdid: Swift.Int
-            /// DER, base64; absent until provisioned, and in the attribute's list
-            ///
-            /// - Remark: Generated from `#/components/schemas/ClientCertificateDetails/clientCertificate`.
-            internal var clientCertificate: Components.Schemas.Base64Bytes?
-            /// - Remark: Generated from `#/components/schemas/ClientCertificateDetails/intermediateCertificates`.
-            internal var intermediateCertificates: [Components.Schemas.Base64Bytes]?
-            /// Creates a new `ClientCertificateDetails`.
-            ///
-            /// - Parameters:
-            ///   - ccdid:
-            ///   - clientCertificate: DER, base64; absent until provisioned, and in the attribute's list
-            ///   - intermediateCertificates:
-            internal init(
-                ccdid: Swift.Int,
-                clientCertificate: Components.Schemas.Base64Bytes? = nil,
-                intermediateCertificates: [Components.Schemas.Base64Bytes]? = nil
-            ) {
-                self.ccdid = ccdid
-                self.clientCertificate = clientCertificate
-                self.intermediateCertificates = intermediateCertificates
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case ccdid
-                case clientCertificate
-                case intermediateCertificates
-            }
-        }
+        internal typealias ClientCertificateDetails = Sidecar.ClientCertificateDetails
         /// - Remark: Generated from `#/components/schemas/FindClientCertificateResponse`.
         internal struct FindClientCertificateResponse: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/FindClientCertificateResponse/certificateDetails`.
@@ -1448,40 +814,7 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/TLSCertificateAttributes`.
-        internal struct TLSCertificateAttributes: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/TLSCertificateAttributes/maxRootCertificates`.
-            internal var maxRootCertificates: Swift.Int
-            /// - Remark: Generated from `#/components/schemas/TLSCertificateAttributes/provisionedRootCertificates`.
-            internal var provisionedRootCertificates: [Components.Schemas.RootCertificateDetails]
-            /// - Remark: Generated from `#/components/schemas/TLSCertificateAttributes/maxClientCertificates`.
-            internal var maxClientCertificates: Swift.Int
-            /// - Remark: Generated from `#/components/schemas/TLSCertificateAttributes/provisionedClientCertificates`.
-            internal var provisionedClientCertificates: [Components.Schemas.ClientCertificateDetails]
-            /// Creates a new `TLSCertificateAttributes`.
-            ///
-            /// - Parameters:
-            ///   - maxRootCertificates:
-            ///   - provisionedRootCertificates:
-            ///   - maxClientCertificates:
-            ///   - provisionedClientCertificates:
-            internal init(
-                maxRootCertificates: Swift.Int,
-                provisionedRootCertificates: [Components.Schemas.RootCertificateDetails],
-                maxClientCertificates: Swift.Int,
-                provisionedClientCertificates: [Components.Schemas.ClientCertificateDetails]
-            ) {
-                self.maxRootCertificates = maxRootCertificates
-                self.provisionedRootCertificates = provisionedRootCertificates
-                self.maxClientCertificates = maxClientCertificates
-                self.provisionedClientCertificates = provisionedClientCertificates
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case maxRootCertificates
-                case provisionedRootCertificates
-                case maxClientCertificates
-                case provisionedClientCertificates
-            }
-        }
+        internal typealias TLSCertificateAttributes = Sidecar.TLSCertificateAttributes
         /// - Remark: Generated from `#/components/schemas/ProvisionEndpointRequest`.
         internal struct ProvisionEndpointRequest: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/ProvisionEndpointRequest/hostname`.
@@ -1535,57 +868,11 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/MotionPeriod`.
-        internal struct MotionPeriod: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/MotionPeriod/start`.
-            internal var start: Foundation.Date
-            /// - Remark: Generated from `#/components/schemas/MotionPeriod/end`.
-            internal var end: Foundation.Date
-            /// Creates a new `MotionPeriod`.
-            ///
-            /// - Parameters:
-            ///   - start:
-            ///   - end:
-            internal init(
-                start: Foundation.Date,
-                end: Foundation.Date
-            ) {
-                self.start = start
-                self.end = end
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case start
-                case end
-            }
-        }
+        internal typealias MotionPeriod = Sidecar.CameraStatus.Period
         /// - Remark: Generated from `#/components/schemas/SidecarReadiness`.
         internal typealias SidecarReadiness = Sidecar.SidecarReadiness
         /// - Remark: Generated from `#/components/schemas/SourceReadiness`.
-        internal struct SourceReadiness: Codable, Hashable, Sendable {
-            /// Absent before the source's first packet
-            ///
-            /// - Remark: Generated from `#/components/schemas/SourceReadiness/secondsSinceLastPacket`.
-            internal var secondsSinceLastPacket: Swift.Double?
-            /// A packet within the last 5 seconds
-            ///
-            /// - Remark: Generated from `#/components/schemas/SourceReadiness/ready`.
-            internal var ready: Swift.Bool
-            /// Creates a new `SourceReadiness`.
-            ///
-            /// - Parameters:
-            ///   - secondsSinceLastPacket: Absent before the source's first packet
-            ///   - ready: A packet within the last 5 seconds
-            internal init(
-                secondsSinceLastPacket: Swift.Double? = nil,
-                ready: Swift.Bool
-            ) {
-                self.secondsSinceLastPacket = secondsSinceLastPacket
-                self.ready = ready
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case secondsSinceLastPacket
-                case ready
-            }
-        }
+        internal typealias SourceReadiness = Sidecar.SidecarReadiness.Source
         /// A zone's trigger: when it counts as triggered (ZoneTriggered/ZoneStopped events). The durations mean what a Motion transport's motionTimeControl means.
         ///
         /// - Remark: Generated from `#/components/schemas/ZoneTriggerControlStruct`.
@@ -1623,70 +910,11 @@ extension Components {
         /// Zone Management ZoneTriggered: a zone with a trigger saw motion.
         ///
         /// - Remark: Generated from `#/components/schemas/ZoneTriggered`.
-        internal struct ZoneTriggered: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/ZoneTriggered/zone`.
-            internal var zone: Swift.Int
-            /// ZoneEventTriggeredReasonEnum: 0 Motion.
-            ///
-            /// - Remark: Generated from `#/components/schemas/ZoneTriggered/reason`.
-            internal enum ReasonPayload: Int, Codable, Hashable, Sendable, CaseIterable {
-                case _0 = 0
-            }
-            /// ZoneEventTriggeredReasonEnum: 0 Motion.
-            ///
-            /// - Remark: Generated from `#/components/schemas/ZoneTriggered/reason`.
-            internal var reason: Components.Schemas.ZoneTriggered.ReasonPayload
-            /// Creates a new `ZoneTriggered`.
-            ///
-            /// - Parameters:
-            ///   - zone:
-            ///   - reason: ZoneEventTriggeredReasonEnum: 0 Motion.
-            internal init(
-                zone: Swift.Int,
-                reason: Components.Schemas.ZoneTriggered.ReasonPayload
-            ) {
-                self.zone = zone
-                self.reason = reason
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case zone
-                case reason
-            }
-        }
+        internal typealias ZoneTriggered = TransportModel.ZoneTriggeredEvent
         /// Zone Management ZoneStopped: a triggered zone stopped being triggered.
         ///
         /// - Remark: Generated from `#/components/schemas/ZoneStopped`.
-        internal struct ZoneStopped: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/ZoneStopped/zone`.
-            internal var zone: Swift.Int
-            /// ZoneEventStoppedReasonEnum: 0 ActionStopped (motion stopped, the trigger was removed, or analysis ended), 1 Timeout (MaxDuration reached).
-            ///
-            /// - Remark: Generated from `#/components/schemas/ZoneStopped/reason`.
-            internal enum ReasonPayload: Int, Codable, Hashable, Sendable, CaseIterable {
-                case _0 = 0
-                case _1 = 1
-            }
-            /// ZoneEventStoppedReasonEnum: 0 ActionStopped (motion stopped, the trigger was removed, or analysis ended), 1 Timeout (MaxDuration reached).
-            ///
-            /// - Remark: Generated from `#/components/schemas/ZoneStopped/reason`.
-            internal var reason: Components.Schemas.ZoneStopped.ReasonPayload
-            /// Creates a new `ZoneStopped`.
-            ///
-            /// - Parameters:
-            ///   - zone:
-            ///   - reason: ZoneEventStoppedReasonEnum: 0 ActionStopped (motion stopped, the trigger was removed, or analysis ended), 1 Timeout (MaxDuration reached).
-            internal init(
-                zone: Swift.Int,
-                reason: Components.Schemas.ZoneStopped.ReasonPayload
-            ) {
-                self.zone = zone
-                self.reason = reason
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case zone
-                case reason
-            }
-        }
+        internal typealias ZoneStopped = TransportModel.ZoneStoppedEvent
         /// - Remark: Generated from `#/components/schemas/SensitivityValue`.
         internal struct SensitivityValue: Codable, Hashable, Sendable {
             /// 1…SensitivityMax (10).
