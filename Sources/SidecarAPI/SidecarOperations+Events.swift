@@ -10,14 +10,15 @@ extension SidecarOperations {
         let camera = input.path.camera
         let fabric = Self.fabric(input.headers.xFabricIndex)
         let transport = try control.transportServer(camera: camera)
-        // Last-Event-ID wins over since: it is where a reconnecting EventSource left off.
-        let after = input.headers.lastEventID.flatMap { UInt64($0.trimmingCharacters(in: .whitespaces)) } ?? input.query.since
+        let query = EventLogQuery(
+            since: input.query.since,
+            lastEventID: input.headers.lastEventID.flatMap { UInt64($0.trimmingCharacters(in: .whitespaces)) },
+            limit: input.query.limit, wantsJSON: input.headers.accept.contains { $0.contentType == .json })
         let events = TransportEventStream(
             transport: transport, fabric: fabric, logger: logger.with(camera: camera, fabric: fabric), keepAlive: eventKeepAlive)
-        if input.headers.accept.contains(where: { $0.contentType == .json }) {
-            let limit = input.query.limit ?? EventLogQuery.defaultLimit
-            return .ok(.init(body: .json(try await events.page(after: after ?? 0, limit: limit))))
+        if query.wantsJSON {
+            return .ok(.init(body: .json(try await events.page(after: query.after ?? 0, limit: query.limit))))
         }
-        return .ok(.init(headers: .init(cacheControl: "no-store"), body: .textEventStream(try await events.body(after: after))))
+        return .ok(.init(headers: .init(cacheControl: "no-store"), body: .textEventStream(try await events.body(after: query.after))))
     }
 }

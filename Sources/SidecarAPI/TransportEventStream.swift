@@ -224,6 +224,14 @@ struct EventLogQuery: Sendable, Hashable {
     var limit: Int
     var wantsJSON: Bool
 
+    /// The rule of both readers of the query (the middleware's ``read(_:)`` and the generated operation's input):
+    /// Last-Event-ID wins over `since`, for it is where a reconnecting EventSource left off.
+    init(since: UInt64?, lastEventID: UInt64?, limit: Int?, wantsJSON: Bool) {
+        after = lastEventID ?? since
+        self.limit = limit ?? Self.defaultLimit
+        self.wantsJSON = wantsJSON
+    }
+
     /// Reads the request; a bad value is a 400 naming it.
     static func read(_ request: Request) throws(APIError) -> EventLogQuery {
         let query = request.uri.queryParameters
@@ -232,25 +240,26 @@ struct EventLogQuery: Sendable, Hashable {
             guard values.count <= 1 else { throw .invalidCommand("\(name): give it at most once") }
             return values.first
         }
-        var after: UInt64? = nil
+        var since: UInt64? = nil
         if let text = try single("since") {
             guard let value = UInt64(text) else {
                 throw .invalidCommand("since: must be an event number, an integer 0…\(UInt64.max); got \"\(text)\"")
             }
-            after = value
+            since = value
         }
         func values(_ name: String) -> [String] {
             request.headers.filter { $0.name.canonicalName == name }.map(\.value)
         }
         let lastEventIDs = values("last-event-id")
+        var lastEventID: UInt64? = nil
         if !lastEventIDs.isEmpty {
             let text = lastEventIDs.joined(separator: ", ").trimmingCharacters(in: .whitespaces)
             guard lastEventIDs.count == 1, let value = UInt64(text) else {
                 throw .invalidCommand("Last-Event-ID: must be one event number, an integer 0…\(UInt64.max); got \"\(text)\"")
             }
-            after = value
+            lastEventID = value
         }
-        var limit = defaultLimit
+        var limit: Int? = nil
         if let text = try single("limit") {
             guard let value = Int(text), (1...maxLimit).contains(value) else {
                 throw .invalidCommand("limit: must be an integer 1…\(maxLimit); got \"\(text)\"")
@@ -261,6 +270,6 @@ struct EventLogQuery: Sendable, Hashable {
         let wantsJSON = accept.split(separator: ",").contains { part in
             part.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
         }
-        return EventLogQuery(after: after, limit: limit, wantsJSON: wantsJSON)
+        return EventLogQuery(since: since, lastEventID: lastEventID, limit: limit, wantsJSON: wantsJSON)
     }
 }
