@@ -8,5 +8,28 @@ import Sidecar
 import TransportModel
 extension Components {
     /// Types generated from the `#/components/headers` section of the OpenAPI document.
-    internal enum Headers {}
+    internal enum Headers {
+        /// Byte ranges of the clip may be asked for
+        ///
+        /// - Remark: Generated from `#/components/headers/AcceptRanges`.
+        internal enum AcceptRanges: String, Codable, Hashable, Sendable, CaseIterable {
+            case bytes = "bytes"
+        }
+        /// The clip's ETag (its parts' sizes: a clip is written once), for an If-Range that follows
+        ///
+        /// - Remark: Generated from `#/components/headers/ClipETag`.
+        internal typealias ClipETag = Swift.String
+        /// The bytes of the answer (a HEAD answer: of the GET's)
+        ///
+        /// - Remark: Generated from `#/components/headers/ClipLength`.
+        internal typealias ClipLength = Swift.Int
+        /// `bytes first-last/size`; on 416 `bytes */size`
+        ///
+        /// - Remark: Generated from `#/components/headers/ClipRange`.
+        internal typealias ClipRange = Swift.String
+        /// `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
+        ///
+        /// - Remark: Generated from `#/components/headers/ClipCacheControl`.
+        internal typealias ClipCacheControl = Swift.String
+    }
 }

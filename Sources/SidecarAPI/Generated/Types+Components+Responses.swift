@@ -282,5 +282,209 @@ extension Components {
                 self.body = body
             }
         }
+        internal struct ClipWhole: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/ClipWhole/headers`.
+            internal struct Headers: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/headers/AcceptRanges`.
+                internal enum AcceptRanges: String, Codable, Hashable, Sendable, CaseIterable {
+                    case bytes = "bytes"
+                }
+                /// Byte ranges of the clip may be asked for
+                ///
+                /// - Remark: Generated from `#/components/responses/ClipWhole/headers/Accept-Ranges`.
+                internal var acceptRanges: Components.Headers.AcceptRanges?
+                /// The clip's ETag (its parts' sizes: a clip is written once), for an If-Range that follows
+                ///
+                /// - Remark: Generated from `#/components/responses/ClipWhole/headers/ETag`.
+                internal var eTag: Components.Headers.ClipETag?
+                /// The bytes of the answer (a HEAD answer: of the GET's)
+                ///
+                /// - Remark: Generated from `#/components/responses/ClipWhole/headers/Content-Length`.
+                internal var contentLength: Components.Headers.ClipLength?
+                /// `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
+                ///
+                /// - Remark: Generated from `#/components/responses/ClipWhole/headers/Cache-Control`.
+                internal var cacheControl: Components.Headers.ClipCacheControl?
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - acceptRanges: Byte ranges of the clip may be asked for
+                ///   - eTag: The clip's ETag (its parts' sizes: a clip is written once), for an If-Range that follows
+                ///   - contentLength: The bytes of the answer (a HEAD answer: of the GET's)
+                ///   - cacheControl: `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
+                internal init(
+                    acceptRanges: Components.Headers.AcceptRanges? = nil,
+                    eTag: Components.Headers.ClipETag? = nil,
+                    contentLength: Components.Headers.ClipLength? = nil,
+                    cacheControl: Components.Headers.ClipCacheControl? = nil
+                ) {
+                    self.acceptRanges = acceptRanges
+                    self.eTag = eTag
+                    self.contentLength = contentLength
+                    self.cacheControl = cacheControl
+                }
+            }
+            /// Received HTTP response headers
+            internal var headers: Components.Responses.ClipWhole.Headers
+            /// - Remark: Generated from `#/components/responses/ClipWhole/content`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/ClipWhole/content/video\/mp4`.
+                case videoMp4(OpenAPIRuntime.HTTPBody)
+                /// The associated value of the enum case if `self` is `.videoMp4`.
+                ///
+                /// - Throws: An error if `self` is not `.videoMp4`.
+                /// - SeeAlso: `.videoMp4`.
+                internal var videoMp4: OpenAPIRuntime.HTTPBody {
+                    get throws {
+                        switch self {
+                        case let .videoMp4(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            internal var body: Components.Responses.ClipWhole.Body
+            /// Creates a new `ClipWhole`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            internal init(
+                headers: Components.Responses.ClipWhole.Headers = .init(),
+                body: Components.Responses.ClipWhole.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal struct ClipPart: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/ClipPart/headers`.
+            internal struct Headers: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/headers/AcceptRanges`.
+                internal enum AcceptRanges: String, Codable, Hashable, Sendable, CaseIterable {
+                    case bytes = "bytes"
+                }
+                /// Byte ranges of the clip may be asked for
+                ///
+                /// - Remark: Generated from `#/components/responses/ClipPart/headers/Accept-Ranges`.
+                internal var acceptRanges: Components.Headers.AcceptRanges?
+                /// The clip's ETag (its parts' sizes: a clip is written once), for an If-Range that follows
+                ///
+                /// - Remark: Generated from `#/components/responses/ClipPart/headers/ETag`.
+                internal var eTag: Components.Headers.ClipETag?
+                /// The bytes of the answer (a HEAD answer: of the GET's)
+                ///
+                /// - Remark: Generated from `#/components/responses/ClipPart/headers/Content-Length`.
+                internal var contentLength: Components.Headers.ClipLength?
+                /// `bytes first-last/size`; on 416 `bytes */size`
+                ///
+                /// - Remark: Generated from `#/components/responses/ClipPart/headers/Content-Range`.
+                internal var contentRange: Components.Headers.ClipRange?
+                /// `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
+                ///
+                /// - Remark: Generated from `#/components/responses/ClipPart/headers/Cache-Control`.
+                internal var cacheControl: Components.Headers.ClipCacheControl?
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - acceptRanges: Byte ranges of the clip may be asked for
+                ///   - eTag: The clip's ETag (its parts' sizes: a clip is written once), for an If-Range that follows
+                ///   - contentLength: The bytes of the answer (a HEAD answer: of the GET's)
+                ///   - contentRange: `bytes first-last/size`; on 416 `bytes */size`
+                ///   - cacheControl: `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
+                internal init(
+                    acceptRanges: Components.Headers.AcceptRanges? = nil,
+                    eTag: Components.Headers.ClipETag? = nil,
+                    contentLength: Components.Headers.ClipLength? = nil,
+                    contentRange: Components.Headers.ClipRange? = nil,
+                    cacheControl: Components.Headers.ClipCacheControl? = nil
+                ) {
+                    self.acceptRanges = acceptRanges
+                    self.eTag = eTag
+                    self.contentLength = contentLength
+                    self.contentRange = contentRange
+                    self.cacheControl = cacheControl
+                }
+            }
+            /// Received HTTP response headers
+            internal var headers: Components.Responses.ClipPart.Headers
+            /// - Remark: Generated from `#/components/responses/ClipPart/content`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/ClipPart/content/video\/mp4`.
+                case videoMp4(OpenAPIRuntime.HTTPBody)
+                /// The associated value of the enum case if `self` is `.videoMp4`.
+                ///
+                /// - Throws: An error if `self` is not `.videoMp4`.
+                /// - SeeAlso: `.videoMp4`.
+                internal var videoMp4: OpenAPIRuntime.HTTPBody {
+                    get throws {
+                        switch self {
+                        case let .videoMp4(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            internal var body: Components.Responses.ClipPart.Body
+            /// Creates a new `ClipPart`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            ///   - body: Received HTTP response body
+            internal init(
+                headers: Components.Responses.ClipPart.Headers = .init(),
+                body: Components.Responses.ClipPart.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal struct ClipRangeNotSatisfiable: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/ClipRangeNotSatisfiable/headers`.
+            internal struct Headers: Sendable, Hashable {
+                /// `bytes first-last/size`; on 416 `bytes */size`
+                ///
+                /// - Remark: Generated from `#/components/responses/ClipRangeNotSatisfiable/headers/Content-Range`.
+                internal var contentRange: Components.Headers.ClipRange?
+                /// - Remark: Generated from `#/components/headers/AcceptRanges`.
+                internal enum AcceptRanges: String, Codable, Hashable, Sendable, CaseIterable {
+                    case bytes = "bytes"
+                }
+                /// Byte ranges of the clip may be asked for
+                ///
+                /// - Remark: Generated from `#/components/responses/ClipRangeNotSatisfiable/headers/Accept-Ranges`.
+                internal var acceptRanges: Components.Headers.AcceptRanges?
+                /// The clip's ETag (its parts' sizes: a clip is written once), for an If-Range that follows
+                ///
+                /// - Remark: Generated from `#/components/responses/ClipRangeNotSatisfiable/headers/ETag`.
+                internal var eTag: Components.Headers.ClipETag?
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - contentRange: `bytes first-last/size`; on 416 `bytes */size`
+                ///   - acceptRanges: Byte ranges of the clip may be asked for
+                ///   - eTag: The clip's ETag (its parts' sizes: a clip is written once), for an If-Range that follows
+                internal init(
+                    contentRange: Components.Headers.ClipRange? = nil,
+                    acceptRanges: Components.Headers.AcceptRanges? = nil,
+                    eTag: Components.Headers.ClipETag? = nil
+                ) {
+                    self.contentRange = contentRange
+                    self.acceptRanges = acceptRanges
+                    self.eTag = eTag
+                }
+            }
+            /// Received HTTP response headers
+            internal var headers: Components.Responses.ClipRangeNotSatisfiable.Headers
+            /// Creates a new `ClipRangeNotSatisfiable`.
+            ///
+            /// - Parameters:
+            ///   - headers: Received HTTP response headers
+            internal init(headers: Components.Responses.ClipRangeNotSatisfiable.Headers = .init()) {
+                self.headers = headers
+            }
+        }
     }
 }

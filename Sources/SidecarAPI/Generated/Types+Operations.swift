@@ -11675,87 +11675,17 @@ internal enum Operations {
             }
         }
         internal enum Output: Sendable, Hashable {
-            internal struct Ok: Sendable, Hashable {
-                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/200/headers`.
-                internal struct Headers: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/200/headers/Accept-Ranges`.
-                    internal enum AcceptRangesPayload: String, Codable, Hashable, Sendable, CaseIterable {
-                        case bytes = "bytes"
-                    }
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/200/headers/Accept-Ranges`.
-                    internal var acceptRanges: Operations.RecentClip.Output.Ok.Headers.AcceptRangesPayload?
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/200/headers/ETag`.
-                    internal var eTag: Swift.String?
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/200/headers/Content-Length`.
-                    internal var contentLength: Swift.Int?
-                    /// `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
-                    ///
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/200/headers/Cache-Control`.
-                    internal var cacheControl: Swift.String?
-                    /// Creates a new `Headers`.
-                    ///
-                    /// - Parameters:
-                    ///   - acceptRanges:
-                    ///   - eTag:
-                    ///   - contentLength:
-                    ///   - cacheControl: `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
-                    internal init(
-                        acceptRanges: Operations.RecentClip.Output.Ok.Headers.AcceptRangesPayload? = nil,
-                        eTag: Swift.String? = nil,
-                        contentLength: Swift.Int? = nil,
-                        cacheControl: Swift.String? = nil
-                    ) {
-                        self.acceptRanges = acceptRanges
-                        self.eTag = eTag
-                        self.contentLength = contentLength
-                        self.cacheControl = cacheControl
-                    }
-                }
-                /// Received HTTP response headers
-                internal var headers: Operations.RecentClip.Output.Ok.Headers
-                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/200/content`.
-                internal enum Body: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/200/content/video\/mp4`.
-                    case videoMp4(OpenAPIRuntime.HTTPBody)
-                    /// The associated value of the enum case if `self` is `.videoMp4`.
-                    ///
-                    /// - Throws: An error if `self` is not `.videoMp4`.
-                    /// - SeeAlso: `.videoMp4`.
-                    internal var videoMp4: OpenAPIRuntime.HTTPBody {
-                        get throws {
-                            switch self {
-                            case let .videoMp4(body):
-                                return body
-                            }
-                        }
-                    }
-                }
-                /// Received HTTP response body
-                internal var body: Operations.RecentClip.Output.Ok.Body
-                /// Creates a new `Ok`.
-                ///
-                /// - Parameters:
-                ///   - headers: Received HTTP response headers
-                ///   - body: Received HTTP response body
-                internal init(
-                    headers: Operations.RecentClip.Output.Ok.Headers = .init(),
-                    body: Operations.RecentClip.Output.Ok.Body
-                ) {
-                    self.headers = headers
-                    self.body = body
-                }
-            }
-            /// The clip
+            /// The clip (a HEAD answer: its headers, Content-Type and Content-Length included, no bytes)
             ///
             /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/get(recentClip)/responses/200`.
             ///
             /// HTTP response code: `200 ok`.
-            case ok(Operations.RecentClip.Output.Ok)
+            case ok(Components.Responses.ClipWhole)
             /// The associated value of the enum case if `self` is `.ok`.
             ///
             /// - Throws: An error if `self` is not `.ok`.
             /// - SeeAlso: `.ok`.
-            internal var ok: Operations.RecentClip.Output.Ok {
+            internal var ok: Components.Responses.ClipWhole {
                 get throws {
                     switch self {
                     case let .ok(response):
@@ -11768,92 +11698,17 @@ internal enum Operations {
                     }
                 }
             }
-            internal struct PartialContent: Sendable, Hashable {
-                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/headers`.
-                internal struct Headers: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/headers/Accept-Ranges`.
-                    internal enum AcceptRangesPayload: String, Codable, Hashable, Sendable, CaseIterable {
-                        case bytes = "bytes"
-                    }
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/headers/Accept-Ranges`.
-                    internal var acceptRanges: Operations.RecentClip.Output.PartialContent.Headers.AcceptRangesPayload?
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/headers/ETag`.
-                    internal var eTag: Swift.String?
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/headers/Content-Length`.
-                    internal var contentLength: Swift.Int?
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/headers/Content-Range`.
-                    internal var contentRange: Swift.String?
-                    /// `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
-                    ///
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/headers/Cache-Control`.
-                    internal var cacheControl: Swift.String?
-                    /// Creates a new `Headers`.
-                    ///
-                    /// - Parameters:
-                    ///   - acceptRanges:
-                    ///   - eTag:
-                    ///   - contentLength:
-                    ///   - contentRange:
-                    ///   - cacheControl: `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
-                    internal init(
-                        acceptRanges: Operations.RecentClip.Output.PartialContent.Headers.AcceptRangesPayload? = nil,
-                        eTag: Swift.String? = nil,
-                        contentLength: Swift.Int? = nil,
-                        contentRange: Swift.String? = nil,
-                        cacheControl: Swift.String? = nil
-                    ) {
-                        self.acceptRanges = acceptRanges
-                        self.eTag = eTag
-                        self.contentLength = contentLength
-                        self.contentRange = contentRange
-                        self.cacheControl = cacheControl
-                    }
-                }
-                /// Received HTTP response headers
-                internal var headers: Operations.RecentClip.Output.PartialContent.Headers
-                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/content`.
-                internal enum Body: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/206/content/video\/mp4`.
-                    case videoMp4(OpenAPIRuntime.HTTPBody)
-                    /// The associated value of the enum case if `self` is `.videoMp4`.
-                    ///
-                    /// - Throws: An error if `self` is not `.videoMp4`.
-                    /// - SeeAlso: `.videoMp4`.
-                    internal var videoMp4: OpenAPIRuntime.HTTPBody {
-                        get throws {
-                            switch self {
-                            case let .videoMp4(body):
-                                return body
-                            }
-                        }
-                    }
-                }
-                /// Received HTTP response body
-                internal var body: Operations.RecentClip.Output.PartialContent.Body
-                /// Creates a new `PartialContent`.
-                ///
-                /// - Parameters:
-                ///   - headers: Received HTTP response headers
-                ///   - body: Received HTTP response body
-                internal init(
-                    headers: Operations.RecentClip.Output.PartialContent.Headers = .init(),
-                    body: Operations.RecentClip.Output.PartialContent.Body
-                ) {
-                    self.headers = headers
-                    self.body = body
-                }
-            }
-            /// The asked part of the clip
+            /// The asked part of the clip (a HEAD answer: its headers, no bytes)
             ///
             /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/get(recentClip)/responses/206`.
             ///
             /// HTTP response code: `206 partialContent`.
-            case partialContent(Operations.RecentClip.Output.PartialContent)
+            case partialContent(Components.Responses.ClipPart)
             /// The associated value of the enum case if `self` is `.partialContent`.
             ///
             /// - Throws: An error if `self` is not `.partialContent`.
             /// - SeeAlso: `.partialContent`.
-            internal var partialContent: Operations.RecentClip.Output.PartialContent {
+            internal var partialContent: Components.Responses.ClipPart {
                 get throws {
                     switch self {
                     case let .partialContent(response):
@@ -11958,58 +11813,17 @@ internal enum Operations {
                     }
                 }
             }
-            internal struct RangeNotSatisfiable: Sendable, Hashable {
-                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/416/headers`.
-                internal struct Headers: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/416/headers/Content-Range`.
-                    internal var contentRange: Swift.String?
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/416/headers/Accept-Ranges`.
-                    internal enum AcceptRangesPayload: String, Codable, Hashable, Sendable, CaseIterable {
-                        case bytes = "bytes"
-                    }
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/416/headers/Accept-Ranges`.
-                    internal var acceptRanges: Operations.RecentClip.Output.RangeNotSatisfiable.Headers.AcceptRangesPayload?
-                    /// The clip's ETag, for an If-Range that follows
-                    ///
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/GET/responses/416/headers/ETag`.
-                    internal var eTag: Swift.String?
-                    /// Creates a new `Headers`.
-                    ///
-                    /// - Parameters:
-                    ///   - contentRange:
-                    ///   - acceptRanges:
-                    ///   - eTag: The clip's ETag, for an If-Range that follows
-                    internal init(
-                        contentRange: Swift.String? = nil,
-                        acceptRanges: Operations.RecentClip.Output.RangeNotSatisfiable.Headers.AcceptRangesPayload? = nil,
-                        eTag: Swift.String? = nil
-                    ) {
-                        self.contentRange = contentRange
-                        self.acceptRanges = acceptRanges
-                        self.eTag = eTag
-                    }
-                }
-                /// Received HTTP response headers
-                internal var headers: Operations.RecentClip.Output.RangeNotSatisfiable.Headers
-                /// Creates a new `RangeNotSatisfiable`.
-                ///
-                /// - Parameters:
-                ///   - headers: Received HTTP response headers
-                internal init(headers: Operations.RecentClip.Output.RangeNotSatisfiable.Headers = .init()) {
-                    self.headers = headers
-                }
-            }
             /// The range starts past the clip's end (`Content-Range: bytes */size`)
             ///
             /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/get(recentClip)/responses/416`.
             ///
             /// HTTP response code: `416 rangeNotSatisfiable`.
-            case rangeNotSatisfiable(Operations.RecentClip.Output.RangeNotSatisfiable)
+            case rangeNotSatisfiable(Components.Responses.ClipRangeNotSatisfiable)
             /// The associated value of the enum case if `self` is `.rangeNotSatisfiable`.
             ///
             /// - Throws: An error if `self` is not `.rangeNotSatisfiable`.
             /// - SeeAlso: `.rangeNotSatisfiable`.
-            internal var rangeNotSatisfiable: Operations.RecentClip.Output.RangeNotSatisfiable {
+            internal var rangeNotSatisfiable: Components.Responses.ClipRangeNotSatisfiable {
                 get throws {
                     switch self {
                     case let .rangeNotSatisfiable(response):
@@ -12158,87 +11972,17 @@ internal enum Operations {
             }
         }
         internal enum Output: Sendable, Hashable {
-            internal struct Ok: Sendable, Hashable {
-                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/200/headers`.
-                internal struct Headers: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/200/headers/Accept-Ranges`.
-                    internal enum AcceptRangesPayload: String, Codable, Hashable, Sendable, CaseIterable {
-                        case bytes = "bytes"
-                    }
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/200/headers/Accept-Ranges`.
-                    internal var acceptRanges: Operations.RecentClipHead.Output.Ok.Headers.AcceptRangesPayload?
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/200/headers/ETag`.
-                    internal var eTag: Swift.String?
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/200/headers/Content-Length`.
-                    internal var contentLength: Swift.Int?
-                    /// `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
-                    ///
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/200/headers/Cache-Control`.
-                    internal var cacheControl: Swift.String?
-                    /// Creates a new `Headers`.
-                    ///
-                    /// - Parameters:
-                    ///   - acceptRanges:
-                    ///   - eTag:
-                    ///   - contentLength:
-                    ///   - cacheControl: `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
-                    internal init(
-                        acceptRanges: Operations.RecentClipHead.Output.Ok.Headers.AcceptRangesPayload? = nil,
-                        eTag: Swift.String? = nil,
-                        contentLength: Swift.Int? = nil,
-                        cacheControl: Swift.String? = nil
-                    ) {
-                        self.acceptRanges = acceptRanges
-                        self.eTag = eTag
-                        self.contentLength = contentLength
-                        self.cacheControl = cacheControl
-                    }
-                }
-                /// Received HTTP response headers
-                internal var headers: Operations.RecentClipHead.Output.Ok.Headers
-                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/200/content`.
-                internal enum Body: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/200/content/video\/mp4`.
-                    case videoMp4(OpenAPIRuntime.HTTPBody)
-                    /// The associated value of the enum case if `self` is `.videoMp4`.
-                    ///
-                    /// - Throws: An error if `self` is not `.videoMp4`.
-                    /// - SeeAlso: `.videoMp4`.
-                    internal var videoMp4: OpenAPIRuntime.HTTPBody {
-                        get throws {
-                            switch self {
-                            case let .videoMp4(body):
-                                return body
-                            }
-                        }
-                    }
-                }
-                /// Received HTTP response body
-                internal var body: Operations.RecentClipHead.Output.Ok.Body
-                /// Creates a new `Ok`.
-                ///
-                /// - Parameters:
-                ///   - headers: Received HTTP response headers
-                ///   - body: Received HTTP response body
-                internal init(
-                    headers: Operations.RecentClipHead.Output.Ok.Headers = .init(),
-                    body: Operations.RecentClipHead.Output.Ok.Body
-                ) {
-                    self.headers = headers
-                    self.body = body
-                }
-            }
-            /// The clip (no bytes: a HEAD answer carries the GET's headers, Content-Type and Content-Length included)
+            /// The clip (a HEAD answer: its headers, Content-Type and Content-Length included, no bytes)
             ///
             /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/head(recentClipHead)/responses/200`.
             ///
             /// HTTP response code: `200 ok`.
-            case ok(Operations.RecentClipHead.Output.Ok)
+            case ok(Components.Responses.ClipWhole)
             /// The associated value of the enum case if `self` is `.ok`.
             ///
             /// - Throws: An error if `self` is not `.ok`.
             /// - SeeAlso: `.ok`.
-            internal var ok: Operations.RecentClipHead.Output.Ok {
+            internal var ok: Components.Responses.ClipWhole {
                 get throws {
                     switch self {
                     case let .ok(response):
@@ -12251,92 +11995,17 @@ internal enum Operations {
                     }
                 }
             }
-            internal struct PartialContent: Sendable, Hashable {
-                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/headers`.
-                internal struct Headers: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/headers/Accept-Ranges`.
-                    internal enum AcceptRangesPayload: String, Codable, Hashable, Sendable, CaseIterable {
-                        case bytes = "bytes"
-                    }
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/headers/Accept-Ranges`.
-                    internal var acceptRanges: Operations.RecentClipHead.Output.PartialContent.Headers.AcceptRangesPayload?
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/headers/ETag`.
-                    internal var eTag: Swift.String?
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/headers/Content-Length`.
-                    internal var contentLength: Swift.Int?
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/headers/Content-Range`.
-                    internal var contentRange: Swift.String?
-                    /// `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
-                    ///
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/headers/Cache-Control`.
-                    internal var cacheControl: Swift.String?
-                    /// Creates a new `Headers`.
-                    ///
-                    /// - Parameters:
-                    ///   - acceptRanges:
-                    ///   - eTag:
-                    ///   - contentLength:
-                    ///   - contentRange:
-                    ///   - cacheControl: `private, no-cache`: a player may keep it but asks again (with If-None-Match or If-Range) before reusing it
-                    internal init(
-                        acceptRanges: Operations.RecentClipHead.Output.PartialContent.Headers.AcceptRangesPayload? = nil,
-                        eTag: Swift.String? = nil,
-                        contentLength: Swift.Int? = nil,
-                        contentRange: Swift.String? = nil,
-                        cacheControl: Swift.String? = nil
-                    ) {
-                        self.acceptRanges = acceptRanges
-                        self.eTag = eTag
-                        self.contentLength = contentLength
-                        self.contentRange = contentRange
-                        self.cacheControl = cacheControl
-                    }
-                }
-                /// Received HTTP response headers
-                internal var headers: Operations.RecentClipHead.Output.PartialContent.Headers
-                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/content`.
-                internal enum Body: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/206/content/video\/mp4`.
-                    case videoMp4(OpenAPIRuntime.HTTPBody)
-                    /// The associated value of the enum case if `self` is `.videoMp4`.
-                    ///
-                    /// - Throws: An error if `self` is not `.videoMp4`.
-                    /// - SeeAlso: `.videoMp4`.
-                    internal var videoMp4: OpenAPIRuntime.HTTPBody {
-                        get throws {
-                            switch self {
-                            case let .videoMp4(body):
-                                return body
-                            }
-                        }
-                    }
-                }
-                /// Received HTTP response body
-                internal var body: Operations.RecentClipHead.Output.PartialContent.Body
-                /// Creates a new `PartialContent`.
-                ///
-                /// - Parameters:
-                ///   - headers: Received HTTP response headers
-                ///   - body: Received HTTP response body
-                internal init(
-                    headers: Operations.RecentClipHead.Output.PartialContent.Headers = .init(),
-                    body: Operations.RecentClipHead.Output.PartialContent.Body
-                ) {
-                    self.headers = headers
-                    self.body = body
-                }
-            }
-            /// The asked part of the clip (no bytes: a HEAD answer carries the GET's headers, Content-Type and Content-Length included)
+            /// The asked part of the clip (a HEAD answer: its headers, no bytes)
             ///
             /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/head(recentClipHead)/responses/206`.
             ///
             /// HTTP response code: `206 partialContent`.
-            case partialContent(Operations.RecentClipHead.Output.PartialContent)
+            case partialContent(Components.Responses.ClipPart)
             /// The associated value of the enum case if `self` is `.partialContent`.
             ///
             /// - Throws: An error if `self` is not `.partialContent`.
             /// - SeeAlso: `.partialContent`.
-            internal var partialContent: Operations.RecentClipHead.Output.PartialContent {
+            internal var partialContent: Components.Responses.ClipPart {
                 get throws {
                     switch self {
                     case let .partialContent(response):
@@ -12441,58 +12110,17 @@ internal enum Operations {
                     }
                 }
             }
-            internal struct RangeNotSatisfiable: Sendable, Hashable {
-                /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/416/headers`.
-                internal struct Headers: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/416/headers/Content-Range`.
-                    internal var contentRange: Swift.String?
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/416/headers/Accept-Ranges`.
-                    internal enum AcceptRangesPayload: String, Codable, Hashable, Sendable, CaseIterable {
-                        case bytes = "bytes"
-                    }
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/416/headers/Accept-Ranges`.
-                    internal var acceptRanges: Operations.RecentClipHead.Output.RangeNotSatisfiable.Headers.AcceptRangesPayload?
-                    /// The clip's ETag, for an If-Range that follows
-                    ///
-                    /// - Remark: Generated from `#/paths/v1/cameras/{camera}/clips/{connectionID}/{session}/HEAD/responses/416/headers/ETag`.
-                    internal var eTag: Swift.String?
-                    /// Creates a new `Headers`.
-                    ///
-                    /// - Parameters:
-                    ///   - contentRange:
-                    ///   - acceptRanges:
-                    ///   - eTag: The clip's ETag, for an If-Range that follows
-                    internal init(
-                        contentRange: Swift.String? = nil,
-                        acceptRanges: Operations.RecentClipHead.Output.RangeNotSatisfiable.Headers.AcceptRangesPayload? = nil,
-                        eTag: Swift.String? = nil
-                    ) {
-                        self.contentRange = contentRange
-                        self.acceptRanges = acceptRanges
-                        self.eTag = eTag
-                    }
-                }
-                /// Received HTTP response headers
-                internal var headers: Operations.RecentClipHead.Output.RangeNotSatisfiable.Headers
-                /// Creates a new `RangeNotSatisfiable`.
-                ///
-                /// - Parameters:
-                ///   - headers: Received HTTP response headers
-                internal init(headers: Operations.RecentClipHead.Output.RangeNotSatisfiable.Headers = .init()) {
-                    self.headers = headers
-                }
-            }
             /// The range starts past the clip's end (`Content-Range: bytes */size`)
             ///
             /// - Remark: Generated from `#/paths//v1/cameras/{camera}/clips/{connectionID}/{session}/head(recentClipHead)/responses/416`.
             ///
             /// HTTP response code: `416 rangeNotSatisfiable`.
-            case rangeNotSatisfiable(Operations.RecentClipHead.Output.RangeNotSatisfiable)
+            case rangeNotSatisfiable(Components.Responses.ClipRangeNotSatisfiable)
             /// The associated value of the enum case if `self` is `.rangeNotSatisfiable`.
             ///
             /// - Throws: An error if `self` is not `.rangeNotSatisfiable`.
             /// - SeeAlso: `.rangeNotSatisfiable`.
-            internal var rangeNotSatisfiable: Operations.RecentClipHead.Output.RangeNotSatisfiable {
+            internal var rangeNotSatisfiable: Components.Responses.ClipRangeNotSatisfiable {
                 get throws {
                     switch self {
                     case let .rangeNotSatisfiable(response):
