@@ -18,8 +18,8 @@ import Foundation
 /// A Begin is refused only on desired state (the transport gone, Inactive, private, of another trigger type).
 ///
 /// Events are numbered, logged and broadcast by ``EndpointEvents``, which the endpoint's other clusters share. The
-/// node's other clusters are values it holds (`+Clusters.swift`); the recorder's Begin/End (`+Recordings.swift`) and
-/// expiry (`+Expiry.swift`) are extensions of their own.
+/// node's other clusters are values it holds (`+Clusters.swift`, and a file per cluster's commands); the recorder's
+/// Begin/End (`+Recordings.swift`) and expiry (`+Expiry.swift`) are extensions of their own.
 public actor PushAVStreamTransportServer {
     public nonisolated let capabilities: TransportCapabilities
     /// Every change is committed to `persistence` (SQLite, fsync) inside the actor: it runs on a queue of its own.
