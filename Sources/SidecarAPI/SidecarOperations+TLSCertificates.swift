@@ -3,9 +3,9 @@ import OpenAPIRuntime
 import Sidecar
 
 // TLS Certificate Management and TLS Client Management (`/v1/tls/attributes`, `/v1/tls/commands/…`): root
-// certificates, client key pairs and their certificates, and the endpoints made from them. Each handler converts the
-// document's body to the control's request, field by field (a number to the cluster's width, naming the field when it
-// does not fit); the answers are the control's own types (`typeOverrides` in Scripts/openapi-generator/config.yaml).
+// certificates, client key pairs and their certificates, and the endpoints made from them. Bodies that carry more than
+// one number are the control's own requests and answers (`typeOverrides` in Scripts/openapi-generator/config.yaml); a
+// lone number is read as the document's integer and narrowed naming the field when it does not fit.
 extension SidecarOperations {
     func readTLSCertificateAttributes(
         _ input: Operations.ReadTLSCertificateAttributes.Input
@@ -18,8 +18,7 @@ extension SidecarOperations {
         _ input: Operations.ProvisionRootCertificate.Input
     ) async throws -> Operations.ProvisionRootCertificate.Output {
         guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
-        let request = ProvisionRootCertificateRequest(certificate: body.certificate, caid: try body.caid.map { try Self.integer($0, "caid") })
-        let caid = try await refusal { try await control.provisionRootCertificate(request, fabric: Self.fabric(input.headers.xFabricIndex)) }
+        let caid = try await refusal { try await control.provisionRootCertificate(body, fabric: Self.fabric(input.headers.xFabricIndex)) }
         return .ok(.init(body: .json(.init(caid: Int(caid)))))
     }
 
@@ -47,8 +46,7 @@ extension SidecarOperations {
 
     func clientCSR(_ input: Operations.ClientCSR.Input) async throws -> Operations.ClientCSR.Output {
         guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
-        let request = ClientCSRRequest(nonce: body.nonce, ccdid: try body.ccdid.map { try Self.integer($0, "ccdid") })
-        let answer = try await refusal { try await control.clientCSR(request, fabric: Self.fabric(input.headers.xFabricIndex)) }
+        let answer = try await refusal { try await control.clientCSR(body, fabric: Self.fabric(input.headers.xFabricIndex)) }
         return .ok(.init(body: .json(answer)))
     }
 
@@ -93,10 +91,7 @@ extension SidecarOperations {
 
     func provisionEndpoint(_ input: Operations.ProvisionEndpoint.Input) async throws -> Operations.ProvisionEndpoint.Output {
         guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
-        let request = ProvisionEndpointRequest(
-            hostname: body.hostname, port: try Self.integer(body.port, "port"), caid: try Self.integer(body.caid, "caid"),
-            ccdid: try body.ccdid.map { try Self.integer($0, "ccdid") })
-        let endpointID = try await refusal { try await control.provisionEndpoint(request, fabric: Self.fabric(input.headers.xFabricIndex)) }
+        let endpointID = try await refusal { try await control.provisionEndpoint(body, fabric: Self.fabric(input.headers.xFabricIndex)) }
         return .ok(.init(body: .json(.init(endpointID: Int(endpointID)))))
     }
 }

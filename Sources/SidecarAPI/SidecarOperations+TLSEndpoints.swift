@@ -5,10 +5,7 @@ import Sidecar
 extension SidecarOperations {
     func addTLSEndpoint(_ input: Operations.AddTLSEndpoint.Input) async throws -> Operations.AddTLSEndpoint.Output {
         guard case .json(let body) = input.body else { throw APIError.invalidCommand("body: expected JSON") }
-        let request = TLSEndpointRequest(
-            hostname: body.hostname, port: try Self.integer(body.port, "port"), caCertificate: body.caCertificate,
-            clientCertificate: body.clientCertificate, clientKey: body.clientKey)
-        let endpointID = try await refusal { try await control.addTLSEndpoint(request, fabric: Self.fabric(input.headers.xFabricIndex)) }
+        let endpointID = try await refusal { try await control.addTLSEndpoint(body, fabric: Self.fabric(input.headers.xFabricIndex)) }
         return .created(.init(
             headers: .init(location: "/v1/tls/endpoints/\(endpointID)"),
             body: .json(.init(endpointID: Int(endpointID)))))

@@ -77,8 +77,9 @@ final class RouteSignatureRecorder: ServerTransport, Sendable {
 /// - the event log's Accept rule (JSON only when named, the stream otherwise);
 /// - `X-Fabric-Index`, the integer path parameters and the event log's query checked with the API's own messages (the runtime's decoding
 ///   error names neither the header nor the parameter);
-/// - a number that does not fit its field named (Foundation's JSONDecoder on Linux reports it as "not valid JSON" at
-///   no path; ``NumberRangeProbe`` finds the field with the operation's body type, ``RequestBodyTypes``);
+/// - a number that does not fit its field named, with the field's range (Foundation's JSONDecoder on Linux reports it
+///   as "not valid JSON" at no path; ``NumberRangeProbe`` finds both with the operation's body type,
+///   ``RequestBodyTypes``);
 /// - `Content-Type: application/json` as the hand routes write it (the runtime adds `; charset=utf-8`);
 /// - `Location`, `Cache-Control`, `Last-Modified`, `ETag`, `Content-Range` and the page's `Content-Security-Policy` as
 ///   the plain text they are: the runtime writes every header value
@@ -118,8 +119,8 @@ struct APIConventionsMiddleware<Control: SidecarControl>: RouterMiddleware {
         } catch let error as ServerError {
             if case DecodingError.dataCorrupted(let corrupted)? = error.underlyingError as? DecodingError,
                corrupted.codingPath.isEmpty, let body, let decode = RequestBodyTypes.decoders[error.operationID],
-               let field = NumberRangeProbe.field(decoding: decode, from: Data(body.readableBytesView)) {
-                throw APIError.invalidCommand("\(field): number out of range for this field")
+               let refusal = NumberRangeProbe.refusal(decoding: decode, from: Data(body.readableBytesView)) {
+                throw APIError.invalidCommand(refusal)
             }
             throw error
         }

@@ -416,52 +416,7 @@ extension Components {
         /// - Remark: Generated from `#/components/schemas/EventLogPage`.
         internal typealias EventLogPage = EventLogJSONPage
         /// - Remark: Generated from `#/components/schemas/TLSEndpointRequest`.
-        internal struct TLSEndpointRequest: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/TLSEndpointRequest/hostname`.
-            internal var hostname: Swift.String
-            /// - Remark: Generated from `#/components/schemas/TLSEndpointRequest/port`.
-            internal var port: Swift.Int
-            /// PEM: the CA that signs the ingest server's certificate.
-            ///
-            /// - Remark: Generated from `#/components/schemas/TLSEndpointRequest/caCertificate`.
-            internal var caCertificate: Swift.String
-            /// PEM: the client certificate chain, leaf first.
-            ///
-            /// - Remark: Generated from `#/components/schemas/TLSEndpointRequest/clientCertificate`.
-            internal var clientCertificate: Swift.String
-            /// PEM: the client certificate's private key.
-            ///
-            /// - Remark: Generated from `#/components/schemas/TLSEndpointRequest/clientKey`.
-            internal var clientKey: Swift.String
-            /// Creates a new `TLSEndpointRequest`.
-            ///
-            /// - Parameters:
-            ///   - hostname:
-            ///   - port:
-            ///   - caCertificate: PEM: the CA that signs the ingest server's certificate.
-            ///   - clientCertificate: PEM: the client certificate chain, leaf first.
-            ///   - clientKey: PEM: the client certificate's private key.
-            internal init(
-                hostname: Swift.String,
-                port: Swift.Int,
-                caCertificate: Swift.String,
-                clientCertificate: Swift.String,
-                clientKey: Swift.String
-            ) {
-                self.hostname = hostname
-                self.port = port
-                self.caCertificate = caCertificate
-                self.clientCertificate = clientCertificate
-                self.clientKey = clientKey
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case hostname
-                case port
-                case caCertificate
-                case clientCertificate
-                case clientKey
-            }
-        }
+        internal typealias TLSEndpointRequest = Sidecar.TLSEndpointRequest
         /// - Remark: Generated from `#/components/schemas/TLSEndpointCreated`.
         internal struct TLSEndpointCreated: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/TLSEndpointCreated/endpointID`.
@@ -526,32 +481,7 @@ extension Components {
         /// - Remark: Generated from `#/components/schemas/SidecarHealth`.
         internal typealias SidecarHealth = Sidecar.SidecarHealth
         /// - Remark: Generated from `#/components/schemas/ProvisionRootCertificateRequest`.
-        internal struct ProvisionRootCertificateRequest: Codable, Hashable, Sendable {
-            /// The ingest server's root CA certificate, DER, base64
-            ///
-            /// - Remark: Generated from `#/components/schemas/ProvisionRootCertificateRequest/certificate`.
-            internal var certificate: Components.Schemas.Base64Bytes
-            /// null or absent: a new root certificate; a CAID: replace that one's certificate (rotation)
-            ///
-            /// - Remark: Generated from `#/components/schemas/ProvisionRootCertificateRequest/caid`.
-            internal var caid: Swift.Int?
-            /// Creates a new `ProvisionRootCertificateRequest`.
-            ///
-            /// - Parameters:
-            ///   - certificate: The ingest server's root CA certificate, DER, base64
-            ///   - caid: null or absent: a new root certificate; a CAID: replace that one's certificate (rotation)
-            internal init(
-                certificate: Components.Schemas.Base64Bytes,
-                caid: Swift.Int? = nil
-            ) {
-                self.certificate = certificate
-                self.caid = caid
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case certificate
-                case caid
-            }
-        }
+        internal typealias ProvisionRootCertificateRequest = Sidecar.ProvisionRootCertificateRequest
         /// - Remark: Generated from `#/components/schemas/ProvisionRootCertificateResponse`.
         internal struct ProvisionRootCertificateResponse: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/ProvisionRootCertificateResponse/caid`.
@@ -651,32 +581,7 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/ClientCSRRequest`.
-        internal struct ClientCSRRequest: Codable, Hashable, Sendable {
-            /// 32 random bytes, base64
-            ///
-            /// - Remark: Generated from `#/components/schemas/ClientCSRRequest/nonce`.
-            internal var nonce: Components.Schemas.Base64Bytes
-            /// null or absent: a new key pair; a CCDID: a new key pair for that identity (rotation; its certificate must be provisioned again)
-            ///
-            /// - Remark: Generated from `#/components/schemas/ClientCSRRequest/ccdid`.
-            internal var ccdid: Swift.Int?
-            /// Creates a new `ClientCSRRequest`.
-            ///
-            /// - Parameters:
-            ///   - nonce: 32 random bytes, base64
-            ///   - ccdid: null or absent: a new key pair; a CCDID: a new key pair for that identity (rotation; its certificate must be provisioned again)
-            internal init(
-                nonce: Components.Schemas.Base64Bytes,
-                ccdid: Swift.Int? = nil
-            ) {
-                self.nonce = nonce
-                self.ccdid = ccdid
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case nonce
-                case ccdid
-            }
-        }
+        internal typealias ClientCSRRequest = Sidecar.ClientCSRRequest
         /// - Remark: Generated from `#/components/schemas/ClientCSRResponse`.
         internal typealias ClientCSRResponse = Sidecar.ClientCSRResponse
         /// The released form, or the earlier draft's (the two certificate fields inside clientCertificateDetails); one of clientCertificate and clientCertificateDetails is required.
@@ -816,42 +721,7 @@ extension Components {
         /// - Remark: Generated from `#/components/schemas/TLSCertificateAttributes`.
         internal typealias TLSCertificateAttributes = Sidecar.TLSCertificateAttributes
         /// - Remark: Generated from `#/components/schemas/ProvisionEndpointRequest`.
-        internal struct ProvisionEndpointRequest: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/ProvisionEndpointRequest/hostname`.
-            internal var hostname: Swift.String
-            /// - Remark: Generated from `#/components/schemas/ProvisionEndpointRequest/port`.
-            internal var port: Swift.Int
-            /// - Remark: Generated from `#/components/schemas/ProvisionEndpointRequest/caid`.
-            internal var caid: Swift.Int
-            /// Required here: Push AV uploads use mutual TLS
-            ///
-            /// - Remark: Generated from `#/components/schemas/ProvisionEndpointRequest/ccdid`.
-            internal var ccdid: Swift.Int?
-            /// Creates a new `ProvisionEndpointRequest`.
-            ///
-            /// - Parameters:
-            ///   - hostname:
-            ///   - port:
-            ///   - caid:
-            ///   - ccdid: Required here: Push AV uploads use mutual TLS
-            internal init(
-                hostname: Swift.String,
-                port: Swift.Int,
-                caid: Swift.Int,
-                ccdid: Swift.Int? = nil
-            ) {
-                self.hostname = hostname
-                self.port = port
-                self.caid = caid
-                self.ccdid = ccdid
-            }
-            internal enum CodingKeys: String, CodingKey {
-                case hostname
-                case port
-                case caid
-                case ccdid
-            }
-        }
+        internal typealias ProvisionEndpointRequest = Sidecar.ProvisionEndpointRequest
         /// - Remark: Generated from `#/components/schemas/ProvisionEndpointResponse`.
         internal struct ProvisionEndpointResponse: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/ProvisionEndpointResponse/endpointID`.
