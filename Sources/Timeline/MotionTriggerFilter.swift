@@ -28,10 +28,10 @@ public struct MotionTriggerFilter: Sendable, Hashable {
     /// else the transport's `motionSensitivity`, else 10).
     public struct ZoneEntry: Sendable, Hashable {
         /// nil: motion outside every configured zone.
-        public var zone: UInt16?
+        public var zone: ZoneID?
         public var sensitivity: Int
 
-        public init(zone: UInt16?, sensitivity: Int) {
+        public init(zone: ZoneID?, sensitivity: Int) {
             self.zone = zone
             self.sensitivity = sensitivity
         }

@@ -113,7 +113,7 @@ public struct ZoneTriggers: Sendable {
         return events
     }
 
-    private static func events(_ decisions: [ClipDecision], zone: UInt16) -> [ZoneEvent] {
+    private static func events(_ decisions: [ClipDecision], zone: ZoneID) -> [ZoneEvent] {
         decisions.compactMap { decision in
             switch decision {
             case .begin(let begin): .triggered(zone: zone, at: begin.activationTime)
