@@ -2,8 +2,8 @@ import OpenAPIRuntime
 import Sidecar
 
 // The service's own state: liveness (`/health`), readiness (`/ready`), the cameras (`/v1/cameras`), the metrics
-// (`/metrics`) and the page (`/`). The control's
-// structs are the bodies (the document's schemas of them are generated as those types).
+// (`/metrics`) and the page (`/`). The control's structs are the bodies (the document's schemas of them are generated
+// as those types).
 extension SidecarOperations {
     func health(_ input: Operations.Health.Input) async throws -> Operations.Health.Output {
         .ok(.init(body: .json(await control.health())))

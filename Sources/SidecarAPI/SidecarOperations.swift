@@ -74,17 +74,18 @@ final class RouteSignatureRecorder: ServerTransport, Sendable {
 ///   (so a missing field is named, as on the hand routes);
 /// - the order of the checks: `X-Fabric-Index`, then the camera, then the body (the generated server reads the body
 ///   before the handler runs, so an unknown camera would otherwise answer for its body instead of as unknown);
-/// - the event log's Accept rule (JSON only when named, the stream otherwise);
-/// - `X-Fabric-Index`, the integer path parameters and the event log's query checked with the API's own messages (the runtime's decoding
-///   error names neither the header nor the parameter);
+/// - the event log's Accept rule (JSON only when named, the stream otherwise), found by its path: the generated
+///   registration puts one middleware before every route, so what is one route's is chosen here;
+/// - `X-Fabric-Index`, the integer path parameters and the event log's query checked with the API's own messages
+///   (the runtime's decoding error names neither the header nor the parameter);
 /// - a number that does not fit its field named, with the field's range (Foundation's JSONDecoder on Linux reports it
 ///   as "not valid JSON" at no path; ``NumberRangeProbe`` finds both with the operation's body type,
 ///   ``RequestBodyTypes``);
 /// - `Content-Type: application/json` as the hand routes write it (the runtime adds `; charset=utf-8`);
 /// - `Location`, `Cache-Control`, `Last-Modified`, `ETag`, `Content-Range` and the page's `Content-Security-Policy` as
-///   the plain text they are: the runtime writes every header value
-///   URI-encoded (the OpenAPI "simple" style), which would turn `/v1/tls/endpoints/3` into `%2Fv1%2Ftls%2Fendpoints%2F3`
-///   and `no-store, max-age=0` into `no-store%2C%20max-age%3D0`.
+///   the plain text they are: the runtime writes every header value URI-encoded (the OpenAPI "simple" style), which
+///   would turn `/v1/tls/endpoints/3` into `%2Fv1%2Ftls%2Fendpoints%2F3` and `no-store, max-age=0` into
+///   `no-store%2C%20max-age%3D0`.
 struct APIConventionsMiddleware<Control: SidecarControl>: RouterMiddleware {
     typealias Context = BasicRequestContext
     let control: Control
