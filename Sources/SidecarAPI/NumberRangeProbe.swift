@@ -51,13 +51,19 @@ enum NumberRangeProbe {
                 fits(NSNumber(value: width.max), at: path) && !fits(NSNumber(value: width.max + 1), at: path)
                     && fits(NSNumber(value: width.min), at: path) && !fits(NSNumber(value: width.min - 1), at: path)
             }
-            if let width { return "\(field): must be an integer \(width.min)…\(width.max); got \(given)" }
+            if let width { return integerRefusal(field, min: width.min, max: width.max, got: given) }
             // A field as wide as the document's integer (its width is checked once it is read): only a fraction
             // stops it here.
             if let number, number.doubleValue.rounded() != number.doubleValue { return "\(field): must be an integer; got \(given)" }
             return "\(field): number out of range for this field; got \(given)"
         }
         return nil
+    }
+
+    /// The one text of a number outside its integer field, for the probe and for the handlers that narrow the
+    /// document's integers themselves (``SidecarOperations/integer(_:_:as:)``).
+    static func integerRefusal(_ field: String, min: some BinaryInteger, max: some BinaryInteger, got given: String) -> String {
+        "\(field): must be an integer \(min)…\(max); got \(given)"
     }
 
     private static func value(at path: ArraySlice<Step>, in node: Any) -> Any? {

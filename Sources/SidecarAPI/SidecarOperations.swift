@@ -49,7 +49,7 @@ struct SidecarOperations<Control: SidecarControl>: APIProtocol {
     /// the field otherwise, as the hand-routed bodies answer.
     static func integer<T: FixedWidthInteger>(_ value: Int, _ field: String, as type: T.Type = T.self) throws(APIError) -> T {
         guard let exact = T(exactly: value) else {
-            throw .invalidCommand("\(field): must be an integer \(T.min)…\(T.max); got \(value)")
+            throw .invalidCommand(NumberRangeProbe.integerRefusal(field, min: T.min, max: T.max, got: "\(value)"))
         }
         return exact
     }
