@@ -1,4 +1,7 @@
+import MemberwiseInit
+
 /// One failed check of the conformance checklist (reference §6, items 1–22).
+@MemberwiseInit
 public struct Violation: Hashable, Sendable, Codable, CustomStringConvertible {
     public enum Severity: String, Hashable, Sendable, Codable {
         /// A SHALL of CMAF / DASH-IF ingest or a requirement of this project.
@@ -11,39 +14,30 @@ public struct Violation: Hashable, Sendable, Codable, CustomStringConvertible {
     public var item: Int
     public var file: String
     public var message: String
-    public var severity: Severity
-
-    public init(item: Int, file: String, message: String, severity: Severity = .error) {
-        self.item = item
-        self.file = file
-        self.message = message
-        self.severity = severity
-    }
+    public var severity: Severity = .error
 
     public var description: String { "[\(item)] \(severity == .warning ? "warning: " : "")\(file): \(message)" }
 }
 
 /// A file's name and contents, for checking files that may not even parse.
+@MemberwiseInit
 public struct CMAFFile: Hashable, Sendable {
     public var name: String
     public var bytes: [UInt8]
-
-    public init(name: String, bytes: [UInt8]) {
-        self.name = name
-        self.bytes = bytes
-    }
 }
 
 /// Checks one CMAF track (header + its segments in order) against checklist items 1–22.
+@MemberwiseInit
 public struct CMAFConformance: Sendable {
     /// What the session was configured to produce.
+    @MemberwiseInit
     public struct Expectations: Hashable, Sendable {
         /// Matter SegmentDuration in seconds (item 20); nil skips item 20.
         public var segmentDuration: Double?
         /// Whether the last segment may be shorter than the target (a clip ends whenever the trigger ends).
-        public var lastSegmentMayBeShort: Bool
+        public var lastSegmentMayBeShort: Bool = true
         /// Matter ChunkDuration ≠ 0: segments consist of several moof+mdat chunks (item 22).
-        public var chunks: Bool
+        public var chunks: Bool = false
         /// Keyframe interval in seconds; nil derives it from the sync samples (capped at the segment duration).
         public var keyFrameInterval: Double?
         /// Allowed |duration − target| for audio segments in seconds; nil = one audio frame.
@@ -52,29 +46,13 @@ public struct CMAFConformance: Sendable {
         public var timescale: UInt32?
         /// The codecs string the MPD/app advertises (item 8); nil only checks the syntax.
         public var advertisedCodecString: String?
-
-        public init(segmentDuration: Double? = nil, lastSegmentMayBeShort: Bool = true, chunks: Bool = false,
-                    keyFrameInterval: Double? = nil, audioDurationTolerance: Double? = nil, timescale: UInt32? = nil,
-                    advertisedCodecString: String? = nil) {
-            self.segmentDuration = segmentDuration
-            self.lastSegmentMayBeShort = lastSegmentMayBeShort
-            self.chunks = chunks
-            self.keyFrameInterval = keyFrameInterval
-            self.audioDurationTolerance = audioDurationTolerance
-            self.timescale = timescale
-            self.advertisedCodecString = advertisedCodecString
-        }
     }
 
     public static let supportedSampleEntries: Set<FourCC> = ["avc1", "avc3", "hvc1", "hev1", "mp4a", "Opus"]
     public static let allowedSegmentTopLevelBoxes: Set<FourCC> = ["styp", "prft", "emsg", "moof", "mdat"]
     public static let allowedSegmentBrands: Set<FourCC> = ["cmfs", "cmff", "cmfl", "cmfc", "cmf2", "lmsg", "slat", "msdh", "msix", "dash"]
 
-    public var expectations: Expectations
-
-    public init(expectations: Expectations = Expectations()) {
-        self.expectations = expectations
-    }
+    public var expectations: Expectations = Expectations()
 
     /// Parses and checks raw files; a file that does not parse is reported (item 1 for the header, 10 for a
     /// segment) instead of aborting the whole check.

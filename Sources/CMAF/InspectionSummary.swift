@@ -1,9 +1,12 @@
+import MemberwiseInit
+
 /// What `pushav inspect` prints: one entry per track, one row per segment. Codable for `--json`.
 public struct InspectionSummary: Hashable, Sendable, Codable {
     public var tracks: [Track]
 
     public init(tracks: [Track]) { self.tracks = tracks }
 
+    @MemberwiseInit
     public struct Track: Hashable, Sendable, Codable {
         public var initFile: String
         public var trackID: UInt32?
@@ -15,15 +18,6 @@ public struct InspectionSummary: Hashable, Sendable, Codable {
         public var encryptionScheme: String?
         public var keyID: String?
         public var segments: [Segment]
-
-        public init(initFile: String, trackID: UInt32?, handler: String?, codec: String?, timescale: UInt32?, segments: [Segment]) {
-            self.initFile = initFile
-            self.trackID = trackID
-            self.handler = handler
-            self.codec = codec
-            self.timescale = timescale
-            self.segments = segments
-        }
 
         /// Summarises a parsed track.
         public init(header: CMAFHeader, segments: [CMAFSegment]) {

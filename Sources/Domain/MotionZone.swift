@@ -1,15 +1,13 @@
+import MemberwiseInit
+
 /// A Zone Management zone ID (Matter `ZoneID`, uint16).
 public typealias ZoneID = UInt16
 
 /// A point in the video's own pixel coordinates (what a TwoDCartesianZone vertex holds).
+@MemberwiseInit
 public struct ZonePoint: Codable, Sendable, Hashable {
     public var x: Double
     public var y: Double
-
-    public init(x: Double, y: Double) {
-        self.x = x
-        self.y = y
-    }
 }
 
 /// A motion zone (a Zone Management TwoDCartesianZone): a polygon in the source video's pixel coordinates, with
@@ -17,15 +15,16 @@ public struct ZonePoint: Codable, Sendable, Hashable {
 ///
 /// The one zone type: the detector rasterises it, the transport model's registry validates `motionZones` IDs
 /// against it, and the store persists it.
+@MemberwiseInit
 public struct MotionZone: Codable, Sendable, Hashable {
     public var id: ZoneID
-    public var name: String
+    public var name: String = ""
     /// Vertices in order; the polygon closes itself. Inside is decided by the even-odd rule.
     public var polygon: [ZonePoint]
     public var sensitivity: Int?
     /// Who made it (Zone Management ZoneSource): the camera's configuration (`serve.yaml`), or a controller's
     /// CreateTwoDCartesianZone. Only user zones may be changed or removed through the cluster.
-    public var source: ZoneSource
+    public var source: ZoneSource = .manufacturer
     /// The zone's display colour as a controller gave it (`#RRGGBB` or `#RRGGBBAA`); the detector ignores it.
     public var color: String?
 
@@ -33,16 +32,6 @@ public struct MotionZone: Codable, Sendable, Hashable {
     public enum ZoneSource: UInt8, Codable, Sendable, Hashable {
         case manufacturer = 0
         case user = 1
-    }
-
-    public init(id: ZoneID, name: String = "", polygon: [ZonePoint], sensitivity: Int? = nil,
-                source: ZoneSource = .manufacturer, color: String? = nil) {
-        self.id = id
-        self.name = name
-        self.polygon = polygon
-        self.sensitivity = sensitivity
-        self.source = source
-        self.color = color
     }
 
     private enum CodingKeys: String, CodingKey { case id, name, polygon, sensitivity, source, color }

@@ -1,3 +1,5 @@
+import MemberwiseInit
+
 /// A CMAF track's name: the directory and header name of every object the track uploads
 /// (`session_<n>/<name>/<name>.init`, `session_<n>/<name>/segment_<NNNN>.m4s`).
 ///
@@ -37,14 +39,10 @@ public struct TrackName: RawRepresentable, Hashable, Comparable, Sendable, Expre
 }
 
 /// The track names of one recording: what its video and its audio are written and uploaded under.
+@MemberwiseInit
 public struct TrackNames: Sendable, Hashable {
-    public var video: TrackName
-    public var audio: TrackName
-
-    public init(video: TrackName = .defaultVideo, audio: TrackName = .defaultAudio) {
-        self.video = video
-        self.audio = audio
-    }
+    public var video: TrackName = .defaultVideo
+    public var audio: TrackName = .defaultAudio
 
     /// The name of the track of `kind`.
     public subscript(kind: MediaKind) -> TrackName {

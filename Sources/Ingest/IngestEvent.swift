@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import MemberwiseInit
 
 /// What a recording hands to the uploader, in the order it happens (mirrors the recorder's `RecordingEvent`, so
 /// this module needs no FFmpeg).
@@ -33,17 +34,11 @@ public enum IngestEvent: Sendable {
 }
 
 /// How a recent recording ended, for the status page.
+@MemberwiseInit
 public struct RecentSummary: Sendable, Hashable {
     public var ended: Date
     public var endReason: String?
     public var triggerType: String?
     /// Seconds from its first picture to its trigger.
     public var triggerOffset: Double?
-
-    public init(ended: Date, endReason: String?, triggerType: String?, triggerOffset: Double?) {
-        self.ended = ended
-        self.endReason = endReason
-        self.triggerType = triggerType
-        self.triggerOffset = triggerOffset
-    }
 }

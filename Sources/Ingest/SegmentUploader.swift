@@ -2,12 +2,14 @@ import AsyncHTTPClient
 import Domain
 import Foundation
 import Logging
+import MemberwiseInit
 import Metrics
 import NIOCore
 import NIOHTTP1
 import Synchronization
 
 /// How an upload run ended.
+@MemberwiseInit
 public struct UploadSummary: Sendable, Hashable {
     public var delivered: Int
     public var retries: Int
@@ -28,28 +30,16 @@ public struct UploadSummary: Sendable, Hashable {
     public var unconfirmed: Int = 0
     /// The first of them (at most ``SegmentUploader/lostObjectsNamed``), for the warning.
     public var unconfirmedObjects: [UploadObject] = []
-
-    public init(delivered: Int, retries: Int, failure: String? = nil, complete: Bool) {
-        self.delivered = delivered
-        self.retries = retries
-        self.failure = failure
-        self.complete = complete
-    }
 }
 
 /// How a connection's uploads went lately, for status pages: when an object last reached the ingest, and the latest
 /// problem (a failed attempt to be retried, a refusal, a give-up) with when it happened. A later delivery does not
 /// clear the problem: its time tells whether it is still current.
+@MemberwiseInit
 public struct UploadActivity: Sendable, Hashable {
     public var lastDelivery: Date?
     public var lastProblem: String?
     public var lastProblemAt: Date?
-
-    public init(lastDelivery: Date? = nil, lastProblem: String? = nil, lastProblemAt: Date? = nil) {
-        self.lastDelivery = lastDelivery
-        self.lastProblem = lastProblem
-        self.lastProblemAt = lastProblemAt
-    }
 }
 
 /// Uploads one connection's CMAF objects over HTTPS PUT: spooled objects first, in order per track, with one

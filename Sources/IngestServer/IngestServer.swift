@@ -5,20 +5,16 @@ import HummingbirdHTTP2
 import HummingbirdTLS
 import Ingest
 import Logging
+import MemberwiseInit
 import NIOCore
 import NIOSSL
 
 /// Server certificate and key plus the CA that client certificates must chain to (PEM bytes, in memory).
+@MemberwiseInit
 public struct ServerTLSMaterial: Sendable {
     public var certificateChain: [UInt8]
     public var privateKey: [UInt8]
     public var clientCA: [UInt8]
-
-    public init(certificateChain: [UInt8], privateKey: [UInt8], clientCA: [UInt8]) {
-        self.certificateChain = certificateChain
-        self.privateKey = privateKey
-        self.clientCA = clientCA
-    }
 
     /// TLS ≥ 1.2 that requires a client certificate chaining to `clientCA` (handshake fails without one).
     public func makeTLSConfiguration() throws -> TLSConfiguration {
@@ -33,6 +29,7 @@ public struct ServerTLSMaterial: Sendable {
 
 /// `pushav receive`: a reference CMAF ingest endpoint (DASH-IF Interface-1 with Matter's path layout).
 public struct IngestServer: Sendable {
+    @MemberwiseInit
     public struct Configuration: Sendable {
         public var root: URL
         public var host: String = "127.0.0.1"
@@ -41,17 +38,12 @@ public struct IngestServer: Sendable {
         /// nil serves plain HTTP, which is only allowed on a loopback address.
         public var tls: ServerTLSMaterial?
         /// Larger bodies get 413.
-        public var maximumBodySize = 64 * 1024 * 1024
-        public var validatesMedia = true
+        public var maximumBodySize: Int = 64 * 1024 * 1024
+        public var validatesMedia: Bool = true
         /// `--strict`: the CSA test server's strict-mode rules (needs TLS: they include a client certificate).
         public var strict: StrictIngestRules?
         /// Offer HTTP/2 in ALPN (with TLS only), as the Matter reference uploader prefers; HTTP/1.1 stays available.
-        public var http2 = false
-
-        public init(root: URL, tls: ServerTLSMaterial?) {
-            self.root = root
-            self.tls = tls
-        }
+        public var http2: Bool = false
     }
 
     public struct ConfigurationError: Error, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Domain
+import MemberwiseInit
 
 /// How a `MotionDetector` is set up.
 ///
@@ -20,6 +21,7 @@ import Domain
 /// 5 analysed frames a second (0.2 s) keeps the decision latency within one analysis interval (≤ 250 ms with
 /// processing) at about 1 ms of CPU per second of video, under 1 % of decoding 1080p30; analysing every frame
 /// found the same motion.
+@MemberwiseInit
 public struct MotionDetectorConfiguration: Sendable, Hashable {
     /// The video's pixel size: zone polygons are in these coordinates.
     public var sourceWidth: Int
@@ -28,27 +30,27 @@ public struct MotionDetectorConfiguration: Sendable, Hashable {
     public var analysisWidth: Int
     public var analysisHeight: Int
     /// 1…10; the transport's `motionSensitivity`. Used for `hasMotion`, `movedOutsideZones` and zones without their own.
-    public var sensitivity: Int
+    public var sensitivity: Int = 5
     /// All zones of the device (a transport may listen to a subset; unlisted ones still define "outside").
-    public var zones: [MotionZone]
+    public var zones: [MotionZone] = []
     /// Seconds between analysed frames: 0.2 s analyses 5 frames a second (every 6th frame at 30 fps).
-    public var analysisInterval: Double
+    public var analysisInterval: Double = 0.2
     /// Seconds for the background to follow unchanged pixels (sub-threshold drift: dusk, slow shadows).
-    public var backgroundTimeConstant: Double
+    public var backgroundTimeConstant: Double = 2
     /// Seconds for the background to absorb changed pixels: how long an object that stopped keeps counting as
     /// motion, and what lets a slow object accumulate a detectable trail.
-    public var foregroundTimeConstant: Double
+    public var foregroundTimeConstant: Double = 15
     /// A change covering more than this fraction of the frame after global gain/offset compensation (IR cut,
     /// camera knocked) recalibrates instead of triggering. A third of the frame suffices when the change is spread
     /// over at least 12 cells of a 4×4 grid (a near object changes one area, a lighting switch all of them).
-    public var globalChangeFraction: Double
+    public var globalChangeFraction: Double = 0.6
     /// Seconds after a recalibration during which changed pixels adapt at the background rate, so that the
     /// ghosts of objects that were in the frame at the switch fade fast.
-    public var recalibrationDuration: Double
+    public var recalibrationDuration: Double = 2
     /// Seconds back to the short-term reference picture. A pixel moves only if it differs from the background *and*
     /// from the picture this long ago: an object that moved and stopped differs from the background for as long as
     /// the background takes to absorb it, but from the recent picture only for this long.
-    public var motionWindow: Double
+    public var motionWindow: Double = 2
     /// The per-pixel threshold is at least this many noise sigmas — σ of the raw residual, applied to the opened one.
     ///
     /// Why 2 and not the usual 3–3.5: the threshold is tested after the 2×2 opening, where a pixel keeps a change only
@@ -57,9 +59,9 @@ public struct MotionDetectorConfiguration: Sendable, Hashable {
     /// figure 20–25 levels from its ground in rain or night noise (σ 5–6 there: a floor of 21 levels), however large
     /// (generalisation corpus, tuning seeds: Medium 52 → 53 of 56 crossings drawn as labelled, held out 51 → 55 of 57;
     /// no false trigger at Medium or High on either group; 1.5 σ found no more).
-    public var noiseFactor: Double
+    public var noiseFactor: Double = 2
     /// A region needs at least this many changed pixels (after the 2×2 opening) to move.
-    public var minimumChangedPixels: Int
+    public var minimumChangedPixels: Int = 6
     /// A changed pixel counts only as far as an end of the change within this many analysis pixels is strong.
     public var edgeSupportRadius: Int = 3
     /// An end of the change is not an outline where the frame's contrast across it is the background's times a gain
@@ -80,28 +82,6 @@ public struct MotionDetectorConfiguration: Sendable, Hashable {
     /// Shifts smaller than this (analysis pixels) are left alone: resampling blurs the frame a little, which costs
     /// more than a hundredth of a pixel's misalignment.
     public var minimumCompensatedShift: Double = 0.08
-
-    public init(
-        sourceWidth: Int, sourceHeight: Int, analysisWidth: Int, analysisHeight: Int, sensitivity: Int = 5,
-        zones: [MotionZone] = [], analysisInterval: Double = 0.2, backgroundTimeConstant: Double = 2,
-        foregroundTimeConstant: Double = 15, globalChangeFraction: Double = 0.6, recalibrationDuration: Double = 2,
-        motionWindow: Double = 2, noiseFactor: Double = 2, minimumChangedPixels: Int = 6
-    ) {
-        self.motionWindow = motionWindow
-        self.sourceWidth = sourceWidth
-        self.sourceHeight = sourceHeight
-        self.analysisWidth = analysisWidth
-        self.analysisHeight = analysisHeight
-        self.sensitivity = sensitivity
-        self.zones = zones
-        self.analysisInterval = analysisInterval
-        self.backgroundTimeConstant = backgroundTimeConstant
-        self.foregroundTimeConstant = foregroundTimeConstant
-        self.globalChangeFraction = globalChangeFraction
-        self.recalibrationDuration = recalibrationDuration
-        self.noiseFactor = noiseFactor
-        self.minimumChangedPixels = minimumChangedPixels
-    }
 
     /// A configuration for a video of the given size, analysed at `analysisSize(…)` of it.
     public init(sourceWidth: Int, sourceHeight: Int, sensitivity: Int = 5, zones: [MotionZone] = []) {

@@ -2,6 +2,7 @@ import CMAF
 import Domain
 import Foundation
 import MediaIO
+import MemberwiseInit
 import Motion
 import Synchronization
 import Timeline
@@ -111,40 +112,26 @@ final class BeginAnswers: Sendable {
 
 /// What a connection's sessions look like when it differs from the recording's defaults (each transport has its own
 /// CMAF options and track names; a muted microphone records no audio).
+@MemberwiseInit
 public struct SessionFormat: Sendable, Hashable {
     public var segmentDuration: MediaTime
     /// nil: no chunks.
     public var chunkDuration: MediaTime?
-    public var trackNames: TrackNames
-    public var includeAudio: Bool
-    public var writeClips: Bool
+    public var trackNames: TrackNames = TrackNames()
+    public var includeAudio: Bool = true
+    public var writeClips: Bool = false
     /// CMAF Interface-2 DASH: each session gets `index.mpd` (dynamic before its headers, static after its last segment).
-    public var dashManifest: Bool
+    public var dashManifest: Bool = false
     /// Common Encryption of every header and segment (the transport's CENCKey and CENCKeyID).
     public var encryption: CommonEncryption?
     /// Whether headers, segments and manifests are also written as files under the output folder. `pushav serve`
     /// says no: its events go to the durable spool, which is then the only copy on disk (one write of each byte
     /// instead of two — flash wear on a camera).
-    public var writesSegmentFiles: Bool
+    public var writesSegmentFiles: Bool = true
     /// A JPEG of the picture at each trigger goes with the recording's Begin request (``BeginRequest/thumbnail``),
     /// when the recording keeps its pictures (``RecordingOptions/snapshots``). Never for an encrypted session: the
     /// thumbnail would show in the clear what the transport encrypts.
-    public var thumbnails: Bool
-
-    public init(segmentDuration: MediaTime, chunkDuration: MediaTime?, trackNames: TrackNames = TrackNames(),
-                includeAudio: Bool = true, writeClips: Bool = false,
-                dashManifest: Bool = false, encryption: CommonEncryption? = nil, writesSegmentFiles: Bool = true,
-                thumbnails: Bool = false) {
-        self.writesSegmentFiles = writesSegmentFiles
-        self.thumbnails = thumbnails
-        self.dashManifest = dashManifest
-        self.encryption = encryption
-        self.segmentDuration = segmentDuration
-        self.chunkDuration = chunkDuration
-        self.trackNames = trackNames
-        self.includeAudio = includeAudio
-        self.writeClips = writeClips
-    }
+    public var thumbnails: Bool = false
 }
 
 /// What one transport connection's recording should be now, as its owner wants it: a level, not a command. The
@@ -183,16 +170,11 @@ public struct DesiredRecording: Sendable {
 }
 
 /// Everything a camera's recording follows: its connections, its zones and Zone Management's triggers.
+@MemberwiseInit
 public struct DesiredRecordings: Sendable {
-    public var connections: [UInt16: DesiredRecording]
-    public var zones: [MotionZone]
-    public var zoneTriggers: [ZoneTrigger]
-
-    public init(connections: [UInt16: DesiredRecording] = [:], zones: [MotionZone] = [], zoneTriggers: [ZoneTrigger] = []) {
-        self.connections = connections
-        self.zones = zones
-        self.zoneTriggers = zoneTriggers
-    }
+    public var connections: [UInt16: DesiredRecording] = [:]
+    public var zones: [MotionZone] = []
+    public var zoneTriggers: [ZoneTrigger] = []
 }
 
 /// How a running recording learns what to record while it reads: transport connections come and go, are triggered by
@@ -312,6 +294,7 @@ public final class RecordingControl: Sendable {
 
 /// A stretch of wall-clock time in which a camera's analysed frames showed motion (for status pages, not for clips:
 /// clips follow the media timeline).
+@MemberwiseInit
 public struct MotionPeriod: Codable, Sendable, Hashable {
     /// Motion frames at most this many seconds apart belong to one period.
     public static let gap: TimeInterval = 1
@@ -320,9 +303,4 @@ public struct MotionPeriod: Codable, Sendable, Hashable {
 
     public var start: Date
     public var end: Date
-
-    public init(start: Date, end: Date) {
-        self.start = start
-        self.end = end
-    }
 }

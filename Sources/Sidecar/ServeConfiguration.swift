@@ -5,6 +5,7 @@ import Yams
 #if canImport(Glibc)
 import Domain
 import Glibc
+import MemberwiseInit
 #endif
 
 /// `pushav serve --config serve.yaml`: the control API's address and access control, the state folder, the spool's
@@ -12,45 +13,30 @@ import Glibc
 ///
 /// Parsed strictly: an unknown key, a missing required key or an invalid value is a start-up error that names the key
 /// (`cameras[0].zones[1].sensitivity: must be 1…10, got 12`), never a default silently applied in its place.
+@MemberwiseInit
 public struct ServeConfiguration: Sendable, Hashable {
     /// Where the control API listens; loopback by default.
-    public var listen: ListenAddress
+    public var listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080)
     /// A file holding the bearer token every API request must carry (`Authorization: Bearer …`); nil for none.
     public var tokenFile: String?
     /// Mutual TLS on the control API; nil serves plain HTTP.
     public var tls: APITLSFiles?
     /// Web origins (`https://controller.example:8443`) whose pages may call the API; every other page in a browser is
     /// refused (see `BrowserRequestPolicy`). Empty by default: only the API's own origin (the status page).
-    public var allowedOrigins: [String]
+    public var allowedOrigins: [String] = []
     /// The SQLite store (connections, registries, session numbers, TLS material) and the spool live here.
     public var state: String
-    public var spoolCapacityMiB: Int
+    public var spoolCapacityMiB: Int = 1024
     /// How long a retired destination (its connection modified to another ingest, deallocated, or its TLS endpoint
     /// replaced) keeps trying to deliver what it holds before that is given up (logged, counted). Default an hour.
-    public var retiredDeliveryPatienceSeconds: Int
+    public var retiredDeliveryPatienceSeconds: Int = 3600
     /// The longest pause between two upload attempts of an object (the backoff doubles from a second up to it).
     /// Default a minute; a shorter one finds a returning ingest sooner at the cost of more attempts while it is gone.
-    public var uploadMaxBackoffMs: Int
+    public var uploadMaxBackoffMs: Int = 60_000
     /// How much of the spool keeps delivered recordings for the status page (their video track, which the page
     /// plays; no second copy is written). The oldest go first, and before anything undelivered when space runs low.
-    public var recentRecordingsMiB: Int
+    public var recentRecordingsMiB: Int = 256
     public var cameras: [CameraConfiguration]
-
-    public init(listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), tokenFile: String? = nil,
-                tls: APITLSFiles? = nil, allowedOrigins: [String] = [], state: String, spoolCapacityMiB: Int = 1024,
-                retiredDeliveryPatienceSeconds: Int = 3600, uploadMaxBackoffMs: Int = 60_000, recentRecordingsMiB: Int = 256,
-                cameras: [CameraConfiguration]) {
-        self.recentRecordingsMiB = recentRecordingsMiB
-        self.retiredDeliveryPatienceSeconds = retiredDeliveryPatienceSeconds
-        self.uploadMaxBackoffMs = uploadMaxBackoffMs
-        self.allowedOrigins = allowedOrigins
-        self.listen = listen
-        self.tokenFile = tokenFile
-        self.tls = tls
-        self.state = state
-        self.spoolCapacityMiB = spoolCapacityMiB
-        self.cameras = cameras
-    }
 
     /// Parses and checks a YAML document.
     public init(yaml: String) throws(ConfigurationError) {
@@ -125,14 +111,10 @@ public struct ServeConfiguration: Sendable, Hashable {
 }
 
 /// `host:port` (IPv6 as `[::1]:8080`).
+@MemberwiseInit
 public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
     public var host: String
     public var port: Int
-
-    public init(host: String, port: Int) {
-        self.host = host
-        self.port = port
-    }
 
     public init(_ text: String, key: String) throws(ConfigurationError) {
         guard let colon = text.lastIndex(of: ":") else {
@@ -164,16 +146,11 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
 
 /// The control API's mutual TLS: its certificate chain and private key, and the CA that client certificates must
 /// chain to (PEM files). A client without such a certificate cannot complete the handshake.
+@MemberwiseInit
 public struct APITLSFiles: Sendable, Hashable {
     public var certificate: String
     public var key: String
     public var clientCA: String
-
-    public init(certificate: String, key: String, clientCA: String) {
-        self.certificate = certificate
-        self.key = key
-        self.clientCA = clientCA
-    }
 
     init(_ node: Node, path: String) throws(ConfigurationError) {
         let map = try ConfigurationMapping(node, path: path, known: ["certificate", "key", "clientCA"])
@@ -211,29 +188,30 @@ public enum APIToken {
 }
 
 /// One camera: one Matter endpoint with its own Push AV Stream Transport cluster instance.
+@MemberwiseInit
 public struct CameraConfiguration: Sendable, Hashable {
     /// Names the camera in the API (`/v1/cameras/{id}/…`): letters, digits, `-` and `_`.
     public var id: String
     /// Anything libavformat opens: a camera URL, or a file.
     public var source: String
     /// For files: paced at real time and looped, so a file stands in for a camera.
-    public var live: Bool
+    public var live: Bool = true
     /// The AllocatedVideoStream this camera provides.
-    public var videoStreamID: UInt16
+    public var videoStreamID: UInt16 = 1
     /// The AllocatedAudioStream, if the camera has audio.
     public var audioStreamID: UInt16?
     /// The camera's Zone Management zones, in the video's pixel coordinates.
-    public var zones: [MotionZone]
+    public var zones: [MotionZone] = []
     /// The video stream's KeyFrameInterval in milliseconds (its GOP): segment durations must be multiples of it.
-    public var keyFrameInterval: Int
+    public var keyFrameInterval: Int = 2000
     /// Which pictures motion analysis decodes.
-    public var analysis: MotionAnalysisMode
+    public var analysis: MotionAnalysisMode = .all
     /// A low-resolution stream of the same camera (its substream) that motion is analysed on instead of `source`,
     /// which is then only copied: the decode analysis needs costs a fraction of the main stream's.
     public var analysisSource: String?
     /// The cluster's PERZONESENS feature (FeatureMap bit 0): each motion zone of a transport carries its own
     /// sensitivity, and `motionSensitivity` is refused. Off by default: Google Home sets `motionSensitivity`.
-    public var perZoneSensitivity: Bool
+    public var perZoneSensitivity: Bool = false
 
     /// `cameras[].analysis`.
     public enum MotionAnalysisMode: String, Sendable, Hashable, CaseIterable {
@@ -241,21 +219,6 @@ public struct CameraConfiguration: Sendable, Hashable {
         case all
         /// Key pictures only: one decode per GOP, for low-power hosts; motion is seen up to one keyframe interval late.
         case keyframes
-    }
-
-    public init(id: String, source: String, live: Bool = true, videoStreamID: UInt16 = 1, audioStreamID: UInt16? = nil,
-                zones: [MotionZone] = [], keyFrameInterval: Int = 2000, analysis: MotionAnalysisMode = .all,
-                analysisSource: String? = nil, perZoneSensitivity: Bool = false) {
-        self.perZoneSensitivity = perZoneSensitivity
-        self.keyFrameInterval = keyFrameInterval
-        self.analysis = analysis
-        self.analysisSource = analysisSource
-        self.id = id
-        self.source = source
-        self.live = live
-        self.videoStreamID = videoStreamID
-        self.audioStreamID = audioStreamID
-        self.zones = zones
     }
 
     init(_ node: Node, path: String) throws(ConfigurationError) {

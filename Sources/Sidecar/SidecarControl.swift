@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import MemberwiseInit
 import Recorder
 import TransportModel
 
@@ -74,13 +75,10 @@ public protocol SidecarControl: Sendable {
 /// A recent recording's video track as the spool keeps it: its header, then its segments in order. Concatenated they
 /// are one fragmented MP4 that browsers play; the route serves them without copying.
 public struct ClipParts: Sendable, Hashable {
+    @MemberwiseInit
     public struct Part: Sendable, Hashable {
         public var file: URL
         public var bytes: Int
-        public init(file: URL, bytes: Int) {
-            self.file = file
-            self.bytes = bytes
-        }
     }
 
     public var parts: [Part]
@@ -89,6 +87,7 @@ public struct ClipParts: Sendable, Hashable {
 }
 
 /// `POST /v1/tls/endpoints`: where an ingest server is and the certificates for mutual TLS, in PEM.
+@MemberwiseInit
 public struct TLSEndpointRequest: Codable, Sendable, Hashable {
     public var hostname: String
     public var port: UInt16
@@ -98,62 +97,35 @@ public struct TLSEndpointRequest: Codable, Sendable, Hashable {
     public var clientCertificate: String
     /// The client certificate's private key.
     public var clientKey: String
-
-    public init(hostname: String, port: UInt16, caCertificate: String, clientCertificate: String, clientKey: String) {
-        self.hostname = hostname
-        self.port = port
-        self.caCertificate = caCertificate
-        self.clientCertificate = clientCertificate
-        self.clientKey = clientKey
-    }
 }
 
 /// A provisioned TLS endpoint as the API lists it (certificates, never the key).
+@MemberwiseInit
 public struct TLSEndpointSummary: Codable, Sendable, Hashable {
     public var endpointID: UInt16
     public var hostname: String
     public var port: UInt16
     public var caCertificate: String
     public var clientCertificate: String
-
-    public init(endpointID: UInt16, hostname: String, port: UInt16, caCertificate: String, clientCertificate: String) {
-        self.endpointID = endpointID
-        self.hostname = hostname
-        self.port = port
-        self.caCertificate = caCertificate
-        self.clientCertificate = clientCertificate
-    }
 }
 
 /// The CameraAvStreamManagement attributes a controller sets that change what is recorded. Persisted.
+@MemberwiseInit
 public struct CameraAttributes: Codable, Sendable, Hashable {
     /// Recordings carry no audio track, from the next recording on.
-    public var recordingMicrophoneMuted: Bool
+    public var recordingMicrophoneMuted: Bool = false
     /// No recording uploads: Active is refused and turning it on ends running recordings.
-    public var softRecordingPrivacyModeEnabled: Bool
+    public var softRecordingPrivacyModeEnabled: Bool = false
     /// No live-view uploads.
-    public var softLivestreamPrivacyModeEnabled: Bool
-
-    public init(recordingMicrophoneMuted: Bool = false, softRecordingPrivacyModeEnabled: Bool = false,
-                softLivestreamPrivacyModeEnabled: Bool = false) {
-        self.recordingMicrophoneMuted = recordingMicrophoneMuted
-        self.softRecordingPrivacyModeEnabled = softRecordingPrivacyModeEnabled
-        self.softLivestreamPrivacyModeEnabled = softLivestreamPrivacyModeEnabled
-    }
+    public var softLivestreamPrivacyModeEnabled: Bool = false
 }
 
 /// A partial update of ``CameraAttributes``: nil leaves a field as it is.
+@MemberwiseInit
 public struct CameraAttributesChange: Codable, Sendable, Hashable {
     public var recordingMicrophoneMuted: Bool?
     public var softRecordingPrivacyModeEnabled: Bool?
     public var softLivestreamPrivacyModeEnabled: Bool?
-
-    public init(recordingMicrophoneMuted: Bool? = nil, softRecordingPrivacyModeEnabled: Bool? = nil,
-                softLivestreamPrivacyModeEnabled: Bool? = nil) {
-        self.recordingMicrophoneMuted = recordingMicrophoneMuted
-        self.softRecordingPrivacyModeEnabled = softRecordingPrivacyModeEnabled
-        self.softLivestreamPrivacyModeEnabled = softLivestreamPrivacyModeEnabled
-    }
 
     public func applied(to attributes: CameraAttributes) -> CameraAttributes {
         var result = attributes
@@ -165,18 +137,15 @@ public struct CameraAttributesChange: Codable, Sendable, Hashable {
 }
 
 /// `GET /v1/cameras/{camera}/snapshot.jpg`: a JPEG of the camera's analysed picture and when it was made.
+@MemberwiseInit
 public struct CameraSnapshot: Sendable, Hashable {
     public var jpeg: Data
     public var taken: Date
-
-    public init(jpeg: Data, taken: Date) {
-        self.jpeg = jpeg
-        self.taken = taken
-    }
 }
 
 /// One transport connection of a camera as the status page shows it: what it records on, where it uploads, how its
 /// queue stands. Never the ingest URL's credentials or path: the ingest's host and port only.
+@MemberwiseInit
 public struct ConnectionStatus: Codable, Sendable, Hashable {
     public var connectionID: UInt16
     public var fabricIndex: UInt8
@@ -192,7 +161,7 @@ public struct ConnectionStatus: Codable, Sendable, Hashable {
     public var recordingSession: SessionNumber?
     public var recordingSince: Date?
     /// Objects waiting in the spool for this connection, and when the oldest of them was spooled.
-    public var queueDepth: Int
+    public var queueDepth: Int = 0
     public var oldestWaiting: Date?
     /// When the latest object reached the ingest (this process's life).
     public var lastDelivery: Date?
@@ -200,30 +169,11 @@ public struct ConnectionStatus: Codable, Sendable, Hashable {
     public var lastError: String?
     public var lastErrorAt: Date?
     /// The transport encrypts (CENC): no clip or thumbnail is kept in the clear.
-    public var encrypted: Bool
-
-    public init(connectionID: UInt16, fabricIndex: UInt8, triggerType: String, transportStatus: String, ingest: String,
-                sessionNumber: SessionNumber? = nil, recordingSession: SessionNumber? = nil, recordingSince: Date? = nil,
-                queueDepth: Int = 0, oldestWaiting: Date? = nil, lastDelivery: Date? = nil, lastError: String? = nil,
-                lastErrorAt: Date? = nil, encrypted: Bool = false) {
-        self.connectionID = connectionID
-        self.fabricIndex = fabricIndex
-        self.triggerType = triggerType
-        self.transportStatus = transportStatus
-        self.ingest = ingest
-        self.sessionNumber = sessionNumber
-        self.recordingSession = recordingSession
-        self.recordingSince = recordingSince
-        self.queueDepth = queueDepth
-        self.oldestWaiting = oldestWaiting
-        self.lastDelivery = lastDelivery
-        self.lastError = lastError
-        self.lastErrorAt = lastErrorAt
-        self.encrypted = encrypted
-    }
+    public var encrypted: Bool = false
 }
 
 /// `GET /v1/cameras`: one camera's source and what it recorded lately.
+@MemberwiseInit
 public struct CameraStatus: Codable, Sendable, Hashable {
     public enum SourceState: String, Codable, Sendable, Hashable {
         /// Opening the source (first time or after a loss).
@@ -236,6 +186,7 @@ public struct CameraStatus: Codable, Sendable, Hashable {
         case stopped
     }
 
+    @MemberwiseInit
     public struct RecentClip: Codable, Sendable, Hashable {
         public var connectionID: UInt16
         public var cmafSessionNumber: SessionNumber
@@ -255,22 +206,6 @@ public struct CameraStatus: Codable, Sendable, Hashable {
         public var triggerOffset: Double?
         /// Where the JPEG of the picture at the trigger is served (`…/{session}/thumbnail.jpg`); nil without one.
         public var thumbnail: String?
-
-        public init(connectionID: UInt16, cmafSessionNumber: SessionNumber, started: Date, ended: Date? = nil, endReason: String? = nil,
-                    delivered: Bool? = nil, clip: String? = nil, givenUp: Bool? = nil, triggerType: String? = nil,
-                    triggerOffset: Double? = nil, thumbnail: String? = nil) {
-            self.givenUp = givenUp
-            self.triggerType = triggerType
-            self.triggerOffset = triggerOffset
-            self.thumbnail = thumbnail
-            self.connectionID = connectionID
-            self.cmafSessionNumber = cmafSessionNumber
-            self.started = started
-            self.ended = ended
-            self.endReason = endReason
-            self.delivered = delivered
-            self.clip = clip
-        }
     }
 
     public var id: String
@@ -279,66 +214,41 @@ public struct CameraStatus: Codable, Sendable, Hashable {
     public var state: SourceState
     /// Why the source was last lost, if it was (user information in URLs removed).
     public var lastError: String?
-    public var framesAnalysed: Int
+    public var framesAnalysed: Int = 0
     /// Pictures analysed per second lately (between status reads at most 10 s apart); nil until two reads a second
     /// apart.
     public var analysisRate: Double?
     public var lastMotion: Date?
     /// Connections allocated on this camera.
-    public var connections: Int
+    public var connections: Int = 0
     /// Newest first, at most 20.
-    public var recentClips: [RecentClip]
+    public var recentClips: [RecentClip] = []
     /// When motion was seen in the last 10 minutes, oldest first.
-    public var recentMotion: [MotionPeriod]
+    public var recentMotion: [MotionPeriod] = []
     /// `MotionPeriod` as the generated API names it (its `typeOverrides`): a qualified `Recorder.MotionPeriod` would
     /// find the module's `Recorder` type, not the module.
     public typealias Period = MotionPeriod
     /// Connections that record and upload nothing because their TLS endpoint is gone (until it is provisioned again).
     public var connectionsWithoutTLSEndpoint: [UInt16] = []
     /// Times the source was lost and opened again since the start.
-    public var reconnects: Int
+    public var reconnects: Int = 0
     /// The recorded video's picture size, in which zones' vertices are given; nil before the source first opened.
     public var videoWidth: Int?
     public var videoHeight: Int?
     /// Privacy modes and the microphone (CameraAvStreamManagement).
     public var attributes: CameraAttributes?
     /// Each connection allocated on this camera, by ID.
-    public var transports: [ConnectionStatus]
-
-    public init(id: String, source: String, state: SourceState, lastError: String? = nil, framesAnalysed: Int = 0,
-                lastMotion: Date? = nil, connections: Int = 0, recentClips: [RecentClip] = [], recentMotion: [MotionPeriod] = [],
-                reconnects: Int = 0, videoWidth: Int? = nil, videoHeight: Int? = nil, attributes: CameraAttributes? = nil,
-                transports: [ConnectionStatus] = []) {
-        self.reconnects = reconnects
-        self.videoWidth = videoWidth
-        self.videoHeight = videoHeight
-        self.attributes = attributes
-        self.transports = transports
-        self.recentMotion = recentMotion
-        self.id = id
-        self.source = source
-        self.state = state
-        self.lastError = lastError
-        self.framesAnalysed = framesAnalysed
-        self.lastMotion = lastMotion
-        self.connections = connections
-        self.recentClips = recentClips
-    }
+    public var transports: [ConnectionStatus] = []
 }
 
 /// `GET /health`.
+@MemberwiseInit
 public struct SidecarHealth: Codable, Sendable, Hashable {
     /// "ok" when every camera streams, "degraded" otherwise.
     public var status: String
     public var cameras: [String: CameraStatus.SourceState]
     /// Objects waiting in the spool.
     public var pendingUploads: Int
-
-    public init(status: String, cameras: [String: CameraStatus.SourceState], pendingUploads: Int) {
-        self.status = status
-        self.cameras = cameras
-        self.pendingUploads = pendingUploads
-    }
 }
 
 /// `GET /ready` (answered 200 when ``ready``, 503 otherwise, with this body either way).

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import IngestServer
 import Logging
+import MemberwiseInit
 import Prometheus
 import ServiceLifecycle
 import Sidecar
@@ -13,6 +14,7 @@ import SidecarAPI
 /// Motion transport through the sidecar's own HTTP API (exactly as a Matter controller would), then prints each
 /// recording's Begin and End events and, once a session is delivered, where the ingest stored it.
 public struct SidecarDemo: Sendable {
+    @MemberwiseInit
     public struct Options: Sendable {
         /// The file that plays the camera (looped; a file with motion in it shows clips).
         public var media: URL
@@ -20,20 +22,11 @@ public struct SidecarDemo: Sendable {
         /// demo's certificates and ports are new on every run, so an earlier run's connections could not upload.
         public var directory: URL
         /// The control API's address; port 0 picks a free one.
-        public var listen: ListenAddress
+        public var listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 0)
         /// Stop gracefully after this long (nil: until SIGINT or SIGTERM).
         public var duration: Duration?
         /// What the API's `/metrics` renders (the process's swift-metrics backend); empty when not given.
-        public var metrics: PrometheusCollectorRegistry
-
-        public init(media: URL, directory: URL, listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 0),
-                    duration: Duration? = nil, metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
-            self.media = media
-            self.directory = directory
-            self.listen = listen
-            self.duration = duration
-            self.metrics = metrics
-        }
+        public var metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
     }
 
     /// The file the demo plays when none is named: clear motion twice in 20 s (4–6 s and 12–14.5 s), H.264 and AAC.

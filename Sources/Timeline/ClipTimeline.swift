@@ -1,4 +1,5 @@
 import Domain
+import MemberwiseInit
 
 /// The clip timing of one transport connection as a pure, deterministic state machine (README "Clip timing",
 /// rules 2–8). Feed it `TimelineInput`s in presentation order; it answers with the `ClipDecision`s to apply.
@@ -11,19 +12,14 @@ import Domain
 /// recorder picks the first sample with `PreRollRule`.
 public struct ClipTimeline: Sendable {
     /// What the transport's TriggerOptions say.
+    @MemberwiseInit
     public struct Configuration: Sendable, Hashable {
         /// The transport's TriggerType.
         public var trigger: TriggerType
         /// The transport's `motionTimeControl`; also used by manual triggers that bring none.
         public var motionTimeControl: ClipTimeControl?
         /// Continuous transports start a new session at the first keyframe this long after the current one began.
-        public var continuousSessionLength: MediaTime
-
-        public init(trigger: TriggerType, motionTimeControl: ClipTimeControl? = nil, continuousSessionLength: MediaTime = .seconds(300)) {
-            self.trigger = trigger
-            self.motionTimeControl = motionTimeControl
-            self.continuousSessionLength = continuousSessionLength
-        }
+        public var continuousSessionLength: MediaTime = .seconds(300)
 
         public static func motion(_ timeControl: ClipTimeControl) -> Configuration {
             Configuration(trigger: .motion, motionTimeControl: timeControl)

@@ -1,8 +1,10 @@
 import Domain
 import Foundation
+import MemberwiseInit
 
 /// What the Push AV Stream Transport commands validate against and the service configures: the other clusters of
 /// the camera's endpoint, each its own value with its own rules. Persisted alongside the connections.
+@MemberwiseInit
 public struct TransportRegistries: Sendable, Hashable {
     /// TLS Client Management.
     public var tls: TLSClientEndpoints
@@ -10,12 +12,6 @@ public struct TransportRegistries: Sendable, Hashable {
     public var zoneManagement: ZoneManagement
     /// Camera AV Stream Management (streams and privacy).
     public var streams: CameraAVStreams
-
-    public init(tls: TLSClientEndpoints, zoneManagement: ZoneManagement, streams: CameraAVStreams) {
-        self.tls = tls
-        self.zoneManagement = zoneManagement
-        self.streams = streams
-    }
 
     /// Every cluster's contents at once, as configuration and fixtures list them.
     public init(
@@ -63,39 +59,20 @@ public struct PushAVStreamTransportFeatures: OptionSet, Sendable, Hashable {
 }
 
 /// What this device can do; fixed for the lifetime of the process (not persisted).
+@MemberwiseInit
 public struct TransportCapabilities: Sendable, Hashable {
-    public var features: PushAVStreamTransportFeatures
+    public var features: PushAVStreamTransportFeatures = []
     /// The SupportedFormats attribute; must contain (CMAF, CMAFIngest).
-    public var supportedFormats: [SupportedFormatStruct]
+    public var supportedFormats: [SupportedFormatStruct] = [SupportedFormatStruct(containerFormat: .cmaf, ingestMethod: .cmafIngest)]
     /// Stream usages the camera supports (its StreamUsagePriorities); others answer InvalidStreamUsage.
-    public var supportedStreamUsages: Set<StreamUsageEnum>
+    public var supportedStreamUsages: Set<StreamUsageEnum> = [.recording, .analysis, .liveView]
     /// Zone Management MaxZones: a trigger may list up to this many zones.
-    public var maxZones: UInt8
+    public var maxZones: UInt8 = 8
     /// CMAF interfaces the uploader implements; others are refused with FAILURE, as the reference camera does.
-    public var supportedCMAFInterfaces: Set<CMAFInterfaceEnum>
+    public var supportedCMAFInterfaces: Set<CMAFInterfaceEnum> = [.interface1]
     /// Codecs the recorder can package; others are refused with FAILURE.
-    public var supportedVideoCodecs: Set<VideoCodecEnum>
-    public var supportedAudioCodecs: Set<AudioCodecEnum>
+    public var supportedVideoCodecs: Set<VideoCodecEnum> = [.h264]
+    public var supportedAudioCodecs: Set<AudioCodecEnum> = [.opus, .aacLC]
     /// Camera MaxNetworkBandwidth in bits per second; nil = not limited.
     public var maxNetworkBandwidth: UInt32?
-
-    public init(
-        features: PushAVStreamTransportFeatures = [],
-        supportedFormats: [SupportedFormatStruct] = [SupportedFormatStruct(containerFormat: .cmaf, ingestMethod: .cmafIngest)],
-        supportedStreamUsages: Set<StreamUsageEnum> = [.recording, .analysis, .liveView],
-        maxZones: UInt8 = 8,
-        supportedCMAFInterfaces: Set<CMAFInterfaceEnum> = [.interface1],
-        supportedVideoCodecs: Set<VideoCodecEnum> = [.h264],
-        supportedAudioCodecs: Set<AudioCodecEnum> = [.opus, .aacLC],
-        maxNetworkBandwidth: UInt32? = nil
-    ) {
-        self.features = features
-        self.supportedFormats = supportedFormats
-        self.supportedStreamUsages = supportedStreamUsages
-        self.maxZones = maxZones
-        self.supportedCMAFInterfaces = supportedCMAFInterfaces
-        self.supportedVideoCodecs = supportedVideoCodecs
-        self.supportedAudioCodecs = supportedAudioCodecs
-        self.maxNetworkBandwidth = maxNetworkBandwidth
-    }
 }
