@@ -9,11 +9,6 @@ import TransportStore
 /// a reopen, retention bounds, and a database from before the log opening with it.
 @Suite("Event log store")
 struct EventLogStoreTests {
-    private func openServer(_ store: TransportStore, clock: ManualClock) throws -> PushAVStreamTransportServer {
-        try PushAVStreamTransportServer(
-            capabilities: TransportCapabilities(maxZones: 3), persistence: store, clock: clock, eventLog: store)
-    }
-
     /// An Active continuous transport of `fabric`.
     private func activeTransport(_ server: PushAVStreamTransportServer, fabric: FabricIndex) async throws -> UInt16 {
         let id = try await server.allocatePushTransport(continuousOptions(expiryTime: nil), fabric: fabric).connectionID
@@ -30,44 +25,41 @@ struct EventLogStoreTests {
     func numbersAcrossReopen() async throws {
         let block = PushAVStreamTransportServer.eventNumberReservationBlock
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("t.sqlite").path
-            let clock = ManualClock()
-            var store = try TransportStore(path: path)
-            #expect(try store.loadEventNumberReservation() == 1, "a new store starts at 1")
-            var server = try openServer(store, clock: clock)
-            try await server.setRegistries(testRegistries)
+            let fresh = try TransportStore(path: directory.appendingPathComponent("t.sqlite").path)
+            #expect(try fresh.loadEventNumberReservation() == 1, "a new store starts at 1")
+            try fresh.close()
+            let camera = try await StoredCamera(in: directory, logsEvents: true)
+            let server = camera.server
             let one = try await activeTransport(server, fabric: fabric1)
             let two = try await activeTransport(server, fabric: fabric2)
             let stream = await server.events()
             try await record(one, on: server)
-            clock.advance(by: 2.5)
+            camera.clock.advance(by: 2.5)
             try await record(two, on: server)
             await server.emitZoneEvent(.triggered(zone: 3, at: .seconds(1)))
             await server.emitZoneEvent(.stopped(zone: 3, reason: .actionStopped, at: .seconds(9)))
             await server.finishSubscriptions()
             let sent = await collect(stream)
             #expect(sent.map(\.number) == [1, 2, 3, 4, 5, 6])
-            try store.close()
+            try camera.stop()
 
-            store = try TransportStore(path: path)
-            #expect(try store.events(after: 0, fabric: nil, limit: 100) == sent, "number, time, fabric and fields round-trip")
-            // A fabric reads its own transport events and every zone event (zones belong to no fabric).
-            #expect(try store.events(after: 0, fabric: fabric2, limit: 100) == Array(sent.suffix(4)))
-            #expect(try store.events(after: 0, fabric: fabric1, limit: 100).map(\.number) == [1, 2, 5, 6])
-            #expect(try store.loadEventNumberReservation() == 1 + block)
-            server = try openServer(store, clock: clock)
-            try await record(one, on: server)
-            #expect(try store.events(after: 6, fabric: nil, limit: 100).map(\.number) == [1 + block, 2 + block],
+            try camera.start { (store: TransportStore) throws in
+                #expect(try store.events(after: 0, fabric: nil, limit: 100) == sent, "number, time, fabric and fields round-trip")
+                // A fabric reads its own transport events and every zone event (zones belong to no fabric).
+                #expect(try store.events(after: 0, fabric: fabric2, limit: 100) == Array(sent.suffix(4)))
+                #expect(try store.events(after: 0, fabric: fabric1, limit: 100).map(\.number) == [1, 2, 5, 6])
+                #expect(try store.loadEventNumberReservation() == 1 + block)
+            }
+            try await record(one, on: camera.server)
+            #expect(try camera.store.events(after: 6, fabric: nil, limit: 100).map(\.number) == [1 + block, 2 + block],
                     "numbers 7…\(block) were reserved before the reopen: never used")
-            try store.close()
 
             // A third life: above everything before.
-            store = try TransportStore(path: path)
-            server = try openServer(store, clock: clock)
-            try await record(one, on: server)
-            #expect(try store.events(after: 0, fabric: nil, limit: 100).map(\.number)
+            try camera.restart()
+            try await record(one, on: camera.server)
+            #expect(try camera.store.events(after: 0, fabric: nil, limit: 100).map(\.number)
                     == [1, 2, 3, 4, 5, 6, 1 + block, 2 + block, 1 + 2 * block, 2 + 2 * block])
-            try store.close()
+            try camera.stop()
         }
     }
 
@@ -99,25 +91,21 @@ struct EventLogStoreTests {
     @Test("A store written before the event log opens with its state, an empty log, and numbering from 1")
     func migrationFromBeforeTheLog() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("t.sqlite").path
-            var store = try TransportStore(path: path)
-            var server = try openServer(store, clock: ManualClock())
-            try await server.setRegistries(testRegistries)
-            let id = try await activeTransport(server, fabric: fabric1)
-            try store.close()
+            let camera = try await StoredCamera(in: directory, logsEvents: true)
+            let id = try await activeTransport(camera.server, fabric: fabric1)
+            try camera.stop()
             // What v2 left on disk: the v1/v2 schema only (those migrations are unchanged).
-            try await sqlite(path, """
+            try await sqlite(camera.path, """
                 DROP TABLE eventLog; DROP TABLE eventNumbering;
                 DELETE FROM grdb_migrations WHERE identifier = 'v3: event log';
                 """)
 
-            store = try TransportStore(path: path)
-            server = try openServer(store, clock: ManualClock())
-            #expect(await server.storedConnection(id)?.transportStatus == .active)
-            #expect(try store.events(after: 0, fabric: nil, limit: 10).isEmpty)
-            try await record(id, on: server)
-            #expect(try store.events(after: 0, fabric: nil, limit: 10).map(\.number) == [1, 2])
-            try store.close()
+            try camera.start()
+            #expect(await camera.server.storedConnection(id)?.transportStatus == .active)
+            #expect(try camera.store.events(after: 0, fabric: nil, limit: 10).isEmpty)
+            try await record(id, on: camera.server)
+            #expect(try camera.store.events(after: 0, fabric: nil, limit: 10).map(\.number) == [1, 2])
+            try camera.stop()
         }
     }
 }

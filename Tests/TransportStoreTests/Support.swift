@@ -31,8 +31,47 @@ let testRegistries = TransportRegistries(
     videoStreams: [AllocatedVideoStream(videoStreamID: 10, keyFrameInterval: 4000, streamUsage: .recording, maxBitRate: 2_000_000)],
     audioStreams: [AllocatedAudioStream(audioStreamID: 20, codec: .aacLC, streamUsage: .recording, bitRate: 64_000)])
 
-func openServer(_ store: TransportStore, clock: ManualClock) throws -> PushAVStreamTransportServer {
-    try PushAVStreamTransportServer(capabilities: TransportCapabilities(maxZones: 3), persistence: store, clock: clock)
+func openServer(_ store: TransportStore, clock: ManualClock, logsEvents: Bool = false) throws -> PushAVStreamTransportServer {
+    try PushAVStreamTransportServer(
+        capabilities: TransportCapabilities(maxZones: 3), persistence: store, clock: clock,
+        eventLog: logsEvents ? store : VolatileTransportEventLog())
+}
+
+/// A camera's store (`t.sqlite` in a test's directory) and the cluster over it, which a test stops and starts again as
+/// the process would: the steps every restart test repeated, in one place.
+final class StoredCamera {
+    let path: String
+    let clock = ManualClock()
+    private(set) var store: TransportStore
+    private(set) var server: PushAVStreamTransportServer
+    private let logsEvents: Bool
+
+    /// A new store, the test registries set; `logsEvents`: the store is the cluster's event log too.
+    init(in directory: URL, logsEvents: Bool = false) async throws {
+        path = directory.appendingPathComponent("t.sqlite").path
+        self.logsEvents = logsEvents
+        store = try TransportStore(path: path)
+        server = try openServer(store, clock: clock, logsEvents: logsEvents)
+        try await server.setRegistries(testRegistries)
+    }
+
+    /// Closes the store, as a process that stops leaves it.
+    func stop() throws {
+        try store.close()
+    }
+
+    /// Opens the store again and a new cluster instance over it; `beforeServer` sees the store before the cluster
+    /// reads it.
+    func start(beforeServer: (TransportStore) throws -> Void = { _ in }) throws {
+        store = try TransportStore(path: path)
+        try beforeServer(store)
+        server = try openServer(store, clock: clock, logsEvents: logsEvents)
+    }
+
+    func restart() throws {
+        try stop()
+        try start()
+    }
 }
 
 /// TC_PAVST_2_14's allocation: Continuous, CMAF Interface-1, ExpiryTime 3600.

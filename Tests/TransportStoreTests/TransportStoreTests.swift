@@ -10,32 +10,24 @@ struct PersistenceAcrossRebootTests {
     @Test("An allocated transport survives a reopen byte for byte; after Deallocate the list stays empty")
     func reboot() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("transport.sqlite").path
-            let clock = ManualClock()
-            var store = try TransportStore(path: path)
-            var server = try openServer(store, clock: clock)
-            try await server.setRegistries(testRegistries)
-            let allocated = try await server.allocatePushTransport(continuousOptions(), fabric: fabric1)
-            _ = try await server.allocatePushTransport(motionOptions(), fabric: fabric2)
-            try await server.setTransportStatus(connectionID: nil, transportStatus: .active, fabric: fabric2)
+            let camera = try await StoredCamera(in: directory)
+            let allocated = try await camera.server.allocatePushTransport(continuousOptions(), fabric: fabric1)
+            _ = try await camera.server.allocatePushTransport(motionOptions(), fabric: fabric2)
+            try await camera.server.setTransportStatus(connectionID: nil, transportStatus: .active, fabric: fabric2)
             #expect(allocated.connectionID != 0)
-            let before = try sortedJSON(await server.currentConnections(fabric: fabric1))
-            let beforeOther = try sortedJSON(await server.currentConnections(fabric: fabric2))
-            try store.close()
+            let before = try sortedJSON(await camera.server.currentConnections(fabric: fabric1))
+            let beforeOther = try sortedJSON(await camera.server.currentConnections(fabric: fabric2))
 
-            store = try TransportStore(path: path)
-            server = try openServer(store, clock: clock)
-            #expect(try sortedJSON(await server.currentConnections(fabric: fabric1)) == before)
-            #expect(try sortedJSON(await server.currentConnections(fabric: fabric2)) == beforeOther)
-            #expect(await server.currentRegistries == testRegistries)
+            try camera.restart()
+            #expect(try sortedJSON(await camera.server.currentConnections(fabric: fabric1)) == before)
+            #expect(try sortedJSON(await camera.server.currentConnections(fabric: fabric2)) == beforeOther)
+            #expect(await camera.server.currentRegistries == testRegistries)
 
-            try await server.deallocatePushTransport(connectionID: allocated.connectionID, fabric: fabric1)
-            try store.close()
-            store = try TransportStore(path: path)
-            server = try openServer(store, clock: clock)
-            #expect(await server.currentConnections(fabric: fabric1).isEmpty)
-            #expect(await server.currentConnections(fabric: fabric2).count == 1)
-            try store.close()
+            try await camera.server.deallocatePushTransport(connectionID: allocated.connectionID, fabric: fabric1)
+            try camera.restart()
+            #expect(await camera.server.currentConnections(fabric: fabric1).isEmpty)
+            #expect(await camera.server.currentConnections(fabric: fabric2).count == 1)
+            try camera.stop()
         }
     }
 }
@@ -53,85 +45,67 @@ struct TransportStoreTests {
     @Test("Session numbers only increase: across recordings, reopens, and a reused connection ID")
     func sessionNumbers() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("t.sqlite").path
-            let clock = ManualClock()
-            var store = try TransportStore(path: path)
-            var server = try openServer(store, clock: clock)
-            try await server.setRegistries(testRegistries)
-            let id = try await server.allocatePushTransport(continuousOptions(), fabric: fabric1).connectionID
-            try await server.setTransportStatus(connectionID: id, transportStatus: .active, fabric: fabric1)
+            let camera = try await StoredCamera(in: directory)
+            let id = try await camera.server.allocatePushTransport(continuousOptions(), fabric: fabric1).connectionID
+            try await camera.server.setTransportStatus(connectionID: id, transportStatus: .active, fabric: fabric1)
             for expected in UInt64(1)...3 {
-                let session = try await server.recordingStarted(connectionID: id, trigger: .continuous)
+                let session = try await camera.server.recordingStarted(connectionID: id, trigger: .continuous)
                 #expect(session == SessionNumber(expected))
-                await server.recordingEnded(connectionID: id, sessionNumber: session)
+                await camera.server.recordingEnded(connectionID: id, sessionNumber: session)
             }
             // A restart in the middle of a recording: the number it used is never handed out again.
-            _ = try await server.recordingStarted(connectionID: id, trigger: .continuous)
-            try store.close()
+            _ = try await camera.server.recordingStarted(connectionID: id, trigger: .continuous)
 
-            store = try TransportStore(path: path)
-            server = try openServer(store, clock: clock)
-            #expect(try await server.recordingStarted(connectionID: id, trigger: .continuous) == 5)
-            try await server.setTransportStatus(connectionID: id, transportStatus: .inactive, fabric: fabric1)
-            try await server.deallocatePushTransport(connectionID: id, fabric: fabric1)
-            try store.close()
+            try camera.restart()
+            #expect(try await camera.server.recordingStarted(connectionID: id, trigger: .continuous) == 5)
+            try await camera.server.setTransportStatus(connectionID: id, transportStatus: .inactive, fabric: fabric1)
+            try await camera.server.deallocatePushTransport(connectionID: id, fabric: fabric1)
+            try camera.stop()
 
             // The ID comes round again (seeded so the next allocation wraps to it): numbering continues.
-            store = try TransportStore(path: path)
-            try store.save(connections: [], lastConnectionID: id - 1)
-            server = try openServer(store, clock: clock)
-            let reused = try await server.allocatePushTransport(continuousOptions(), fabric: fabric2).connectionID
+            try camera.start { try $0.save(connections: [], lastConnectionID: id - 1) }
+            let reused = try await camera.server.allocatePushTransport(continuousOptions(), fabric: fabric2).connectionID
             #expect(reused == id)
-            try await server.setTransportStatus(connectionID: reused, transportStatus: .active, fabric: fabric2)
-            #expect(try await server.recordingStarted(connectionID: reused, trigger: .continuous) == 6)
-            try store.close()
+            try await camera.server.setTransportStatus(connectionID: reused, transportStatus: .active, fabric: fabric2)
+            #expect(try await camera.server.recordingStarted(connectionID: reused, trigger: .continuous) == 6)
+            try camera.stop()
         }
     }
 
     @Test("An ExpiryTime deadline keeps running across a reopen")
     func expiryAcrossReopen() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("t.sqlite").path
-            let clock = ManualClock()
-            var store = try TransportStore(path: path)
-            var server = try openServer(store, clock: clock)
-            try await server.setRegistries(testRegistries)
-            _ = try await server.allocatePushTransport(continuousOptions(expiryTime: 100), fabric: fabric1)
-            try store.close()
+            let camera = try await StoredCamera(in: directory)
+            _ = try await camera.server.allocatePushTransport(continuousOptions(expiryTime: 100), fabric: fabric1)
+            try camera.stop()
 
-            clock.advance(by: 60)
-            store = try TransportStore(path: path)
-            server = try openServer(store, clock: clock)
-            #expect(await server.currentConnections(fabric: fabric1).count == 1)
-            #expect(await server.currentConnections(fabric: fabric1).first?.transportOptions?.expiryTime == 100)
-            try store.close()
+            camera.clock.advance(by: 60)
+            try camera.start()
+            #expect(await camera.server.currentConnections(fabric: fabric1).count == 1)
+            #expect(await camera.server.currentConnections(fabric: fabric1).first?.transportOptions?.expiryTime == 100)
+            try camera.stop()
 
-            clock.advance(by: 41)
-            store = try TransportStore(path: path)
-            server = try openServer(store, clock: clock)
-            #expect(await server.currentConnections(fabric: fabric1).isEmpty)
-            try store.close()
-            store = try TransportStore(path: path)
-            #expect(try store.load().connections.isEmpty, "the expired connection was deleted from the file too")
+            camera.clock.advance(by: 41)
+            try camera.start()
+            #expect(await camera.server.currentConnections(fabric: fabric1).isEmpty)
+            try camera.stop()
+            try camera.start { (store: TransportStore) throws in
+                #expect(try store.load().connections.isEmpty, "the expired connection was deleted from the file too")
+            }
+            try camera.stop()
         }
     }
 
     @Test("Connection IDs continue after the last issued one across a reopen")
     func lastConnectionID() async throws {
         try await withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("t.sqlite").path
-            let clock = ManualClock()
-            var store = try TransportStore(path: path)
-            var server = try openServer(store, clock: clock)
-            try await server.setRegistries(testRegistries)
-            _ = try await server.allocatePushTransport(continuousOptions(), fabric: fabric1)
-            let second = try await server.allocatePushTransport(continuousOptions(), fabric: fabric1).connectionID
-            try await server.deallocatePushTransport(connectionID: second, fabric: fabric1)
-            try store.close()
-            store = try TransportStore(path: path)
-            server = try openServer(store, clock: clock)
-            #expect(try await server.allocatePushTransport(continuousOptions(), fabric: fabric1).connectionID == 3)
-            try store.close()
+            let camera = try await StoredCamera(in: directory)
+            _ = try await camera.server.allocatePushTransport(continuousOptions(), fabric: fabric1)
+            let second = try await camera.server.allocatePushTransport(continuousOptions(), fabric: fabric1).connectionID
+            try await camera.server.deallocatePushTransport(connectionID: second, fabric: fabric1)
+            try camera.restart()
+            #expect(try await camera.server.allocatePushTransport(continuousOptions(), fabric: fabric1).connectionID == 3)
+            try camera.stop()
         }
     }
 
