@@ -56,6 +56,15 @@ struct ByteCursor {
         return (UInt8(word >> 24), word & 0x00ff_ffff)
     }
 
+    /// Reads a full box's version and flags and skips its creation and modification times (64-bit each in version 1,
+    /// 32-bit in version 0), where `mvhd`, `tkhd` and `mdhd` carry their fields; returns the version, which sizes the
+    /// duration that follows.
+    mutating func skipVersionAndTimes() throws -> UInt8 {
+        let version = try versionAndFlags().version
+        try skip(version == 1 ? 16 : 8)
+        return version
+    }
+
     /// A 32-bit field in version 0, 64-bit in version 1 (mvhd, tkhd, mdhd, mehd, tfdt, elst).
     mutating func versioned(_ version: UInt8) throws -> UInt64 {
         version == 1 ? try u64() : UInt64(try u32())

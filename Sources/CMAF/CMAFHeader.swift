@@ -143,8 +143,7 @@ public struct CMAFHeader: Hashable, Sendable {
         let moov = boxes.first { $0.type == "moov" }
         if let mvhd = moov?.child("mvhd") {
             var cursor = ByteCursor(bytes, box: mvhd)
-            let version = try cursor.versionAndFlags().version
-            try cursor.skip(version == 1 ? 16 : 8)
+            let version = try cursor.skipVersionAndTimes()
             movieTimescale = try cursor.u32()
             movieDuration = try cursor.versioned(version)
         }
@@ -152,8 +151,7 @@ public struct CMAFHeader: Hashable, Sendable {
         let trak = moov?.child("trak")
         if let tkhd = trak?.child("tkhd") {
             var cursor = ByteCursor(bytes, box: tkhd)
-            let version = try cursor.versionAndFlags().version
-            try cursor.skip(version == 1 ? 16 : 8)
+            let version = try cursor.skipVersionAndTimes()
             trackID = try cursor.u32()
             try cursor.skip(4)
             trackDuration = try cursor.versioned(version)
@@ -165,8 +163,7 @@ public struct CMAFHeader: Hashable, Sendable {
         let mdia = trak?.child("mdia")
         if let mdhd = mdia?.child("mdhd") {
             var cursor = ByteCursor(bytes, box: mdhd)
-            let version = try cursor.versionAndFlags().version
-            try cursor.skip(version == 1 ? 16 : 8)
+            let version = try cursor.skipVersionAndTimes()
             mediaTimescale = try cursor.u32()
             mediaDuration = try cursor.versioned(version)
             let packed = try cursor.u16()

@@ -218,4 +218,23 @@ import TransportModel
         #expect(await status { _ = try await engine.provisionEndpoint(.init(hostname: "h", port: 1, caid: caid, ccdid: nil), fabric: 1) }
             == "\(TransportStatus.interactionModel(.constraintError))")
     }
+
+    /// The Find commands' NOT_FOUND names what was asked for: one ID and its field, or the fabric's whole list.
+    @Test func findNamesWhatItDidNotFind() async throws {
+        let setup = try await Setup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        func message(_ body: () async throws -> Void) async -> String? {
+            do { try await body(); return nil } catch let error as TransportCommandError { return error.message } catch {
+                return "not a command error: \(error)"
+            }
+        }
+        #expect(await message { _ = try await setup.engine.findRootCertificates(nil, fabric: 2) }
+            == "fabric 2 has no root certificates")
+        #expect(await message { _ = try await setup.engine.findRootCertificates(7, fabric: 1) }
+            == "caid: fabric 1 has no root certificate 7")
+        #expect(await message { _ = try await setup.engine.findClientCertificates(nil, fabric: 2) }
+            == "fabric 2 has no client identities")
+        #expect(await message { _ = try await setup.engine.findClientCertificates(3, fabric: 1) }
+            == "ccdid: fabric 1 has no client identity 3")
+    }
 }

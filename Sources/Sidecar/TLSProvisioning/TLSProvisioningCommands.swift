@@ -51,12 +51,9 @@ extension SidecarEngine {
         async throws(TransportCommandError) -> [RootCertificateDetails]
     {
         let all = try await credentialCall { try $0.rootCertificates(fabric: fabric) }
-        let found = all.filter { caid == nil || $0.caid == caid }.map { RootCertificateDetails(caid: $0.caid, certificate: $0.certificate) }
-        guard !found.isEmpty else {
-            throw .im(.notFound, caid.map { "caid: fabric \(fabric) has no root certificate \($0)" }
-                      ?? "fabric \(fabric) has no root certificates")
-        }
-        return found
+        return try Self.found(all.filter { caid == nil || $0.caid == caid }, asked: caid, field: "caid",
+                              noun: ("root certificate", "root certificates"), fabric: fabric)
+            .map { RootCertificateDetails(caid: $0.caid, certificate: $0.certificate) }
     }
 
     /// `LookupRootCertificate`: the CAID whose certificate's SHA-256 is `fingerprint`.
@@ -134,12 +131,9 @@ extension SidecarEngine {
         async throws(TransportCommandError) -> [ClientCertificateDetails]
     {
         let all = try await credentialCall { try $0.clientIdentities(fabric: fabric) }
-        let found = all.filter { ccdid == nil || $0.ccdid == ccdid }.map(Self.details)
-        guard !found.isEmpty else {
-            throw .im(.notFound, ccdid.map { "ccdid: fabric \(fabric) has no client identity \($0)" }
-                      ?? "fabric \(fabric) has no client identities")
-        }
-        return found
+        return try Self.found(all.filter { ccdid == nil || $0.ccdid == ccdid }, asked: ccdid, field: "ccdid",
+                              noun: ("client identity", "client identities"), fabric: fabric)
+            .map(Self.details)
     }
 
     /// `LookupClientCertificate`: the CCDID whose provisioned certificate's SHA-256 is `fingerprint`.
@@ -175,6 +169,15 @@ extension SidecarEngine {
     private static func details(_ identity: TLSCredentialStore.ClientIdentity) -> ClientCertificateDetails {
         ClientCertificateDetails(ccdid: identity.ccdid, clientCertificate: identity.certificateChain.first,
                                  intermediateCertificates: identity.certificateChain.isEmpty ? nil : Array(identity.certificateChain.dropFirst()))
+    }
+
+    /// The Find commands' one rule: what was asked for (one ID, or every one of the fabric's), and NOT_FOUND naming
+    /// the field when that is nothing.
+    private static func found<T>(
+        _ matches: [T], asked id: UInt16?, field: String, noun: (one: String, all: String), fabric: FabricIndex
+    ) throws(TransportCommandError) -> [T] {
+        guard matches.isEmpty else { return matches }
+        throw .im(.notFound, id.map { "\(field): fabric \(fabric) has no \(noun.one) \($0)" } ?? "fabric \(fabric) has no \(noun.all)")
     }
 
     private static func checkFingerprint(_ fingerprint: Data) throws(TransportCommandError) {
