@@ -1,9 +1,10 @@
-import MemberwiseInitMacros
-import SwiftSyntaxMacroExpansion
-import SwiftSyntaxMacrosGenericTestSupport
+import Foundation
 import Testing
+import TestSupport
 
-/// The initialiser `@MemberwiseInit` writes, rule by rule (the rules are in the macro's declaration).
+/// The initialiser `@MemberwiseInit` writes, rule by rule (the rules are in the macro's declaration), and its two
+/// refusals: each case is compiled by swiftc with the plugin the build made, which prints the expansion
+/// (`-dump-macro-expansions`) and the diagnostics, as a build of the package would meet them.
 @Suite struct MemberwiseInitMacroTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let rule: String
@@ -75,42 +76,39 @@ import Testing
     ]
 
     @Test(arguments: cases)
-    func writesTheInitialiser(_ row: Case) {
-        let members = row.members.split(separator: "\n", omittingEmptySubsequences: false).map { "    \($0)" }
-        let initialiser = row.initialiser.split(separator: "\n").map { "    \($0)" }
-        assertMacroExpansion(
-            "@MemberwiseInit\npublic struct S {\n\(members.joined(separator: "\n"))\n}",
-            expandedSource: "public struct S {\n\(members.joined(separator: "\n"))\n\n\(initialiser.joined(separator: "\n"))\n}",
-            macroSpecs: specs, failureHandler: record)
+    func writesTheInitialiser(_ row: Case) async throws {
+        let compiled = try await compile("@MemberwiseInit\npublic struct S {\n\(row.members)\n}")
+        #expect(compiled.status == 0, "\(compiled.stderr)")
+        #expect(compiled.stderr.contains("------------------------------\n\(row.initialiser)\n------------------------------"),
+                "\(compiled.stderr)")
     }
 
-    @Test func refusesWhatIsNotAStruct() {
-        assertMacroExpansion(
-            "@MemberwiseInit\npublic enum E {\n    case a\n}",
-            expandedSource: "public enum E {\n    case a\n}",
-            diagnostics: [DiagnosticSpec(message: "@MemberwiseInit applies to a struct", line: 1, column: 1)],
-            macroSpecs: specs, failureHandler: record)
+    @Test(arguments: [
+        ("@MemberwiseInit\nenum E { case a }\nlet e = E()", "3:1: error: @MemberwiseInit applies to a struct"),
+        ("@MemberwiseInit\nstruct S {\n    var limit = 64\n}\nlet s = S()",
+         "5:9: error: @MemberwiseInit needs the type of 'limit' written out: the initialiser's parameter takes it"),
+    ])
+    func refuses(_ source: String, _ diagnostic: String) async throws {
+        let compiled = try await compile(source)
+        #expect(compiled.status != 0)
+        #expect(compiled.stderr.contains("macro.swift:\(diagnostic)"), "\(compiled.stderr)")
     }
 
-    @Test func asksForTheTypeItCannotInfer() {
-        assertMacroExpansion(
-            "@MemberwiseInit\npublic struct S {\n    public var limit = 64\n}",
-            expandedSource: "public struct S {\n    public var limit = 64\n}",
-            diagnostics: [
-                DiagnosticSpec(
-                    message: "@MemberwiseInit needs the type of 'limit' written out: the initialiser's parameter takes it",
-                    line: 3, column: 16)
-            ],
-            macroSpecs: specs, failureHandler: record)
-    }
+    /// Type-checks `source` after the macro's declaration (two lines), with the built plugin.
+    private func compile(_ source: String) async throws -> ProcessRun {
+        let directory = try TestPaths.scratchDirectory("memberwise-init")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("macro.swift")
+        try """
+            @attached(member, names: named(init))
+            macro MemberwiseInit() = #externalMacro(module: "MemberwiseInitMacros", type: "MemberwiseInitMacro")
+            \(source)
 
-    private let specs = ["MemberwiseInit": MacroSpec(type: MemberwiseInitMacro.self)]
-
-    private func record(_ failure: TestFailureSpec) {
-        Issue.record(
-            Comment(rawValue: failure.message),
-            sourceLocation: SourceLocation(
-                fileID: failure.location.fileID, filePath: failure.location.filePath, line: failure.location.line,
-                column: failure.location.column))
+            """.write(to: file, atomically: true, encoding: .utf8)
+        return try await ProcessRun.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["swiftc", "-typecheck", "-Xfrontend", "-dump-macro-expansions",
+             "-load-plugin-executable", "\(TestPaths.memberwiseInitPlugin.path)#MemberwiseInitMacros", file.path],
+            timeout: 120)
     }
 }

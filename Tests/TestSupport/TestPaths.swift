@@ -12,15 +12,21 @@ public enum TestPaths {
     /// The `pushav` executable built next to the test bundle. Test targets depend on libraries only: the tests that
     /// run the real process need it built first, which `swift build --build-tests` (Scripts/test) and `swift test`
     /// do, since both build every product of the package.
-    public static var pushav: URL {
+    public static var pushav: URL { builtExecutable("pushav") }
+
+    /// `@MemberwiseInit`'s compiler plugin, which the build makes for the compiler (SwiftPM names a host tool `-tool`).
+    public static var memberwiseInitPlugin: URL { builtExecutable("MemberwiseInitMacros-tool") }
+
+    /// An executable the package's build made, found beside the running test bundle.
+    public static func builtExecutable(_ name: String) -> URL {
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         // swift test runs `<build>/debug/PushAVRecorderPackageTests.xctest`; on some hosts the runner sits deeper.
         for _ in 0..<3 {
-            let candidate = dir.appendingPathComponent("pushav")
+            let candidate = dir.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
             dir = dir.deletingLastPathComponent()
         }
-        return packageRoot.appendingPathComponent(".build/debug/pushav")
+        return packageRoot.appendingPathComponent(".build/debug/\(name)")
     }
 
     /// A new empty folder under the system's temporary folder, named after `label`; the caller removes it.
