@@ -3,7 +3,8 @@ import GRDB
 import Logging
 import Metrics
 
-// Room on disk: the spool's bound and the file system's reserve, kept by evicting whole oldest sessions.
+// Room on disk: the spool's bound and the file system's reserve, kept by evicting whole finished sessions, oldest
+// first; a recording still being written is never broken.
 extension SegmentSpool {
     /// The size and the free bytes of the file system holding `directory` (nil when it cannot be read).
     static func fileSystem(of directory: URL) -> (size: Int, free: Int)? {
@@ -18,25 +19,45 @@ extension SegmentSpool {
         return min(max(size / 10, 256 << 10), 64 << 20)
     }
 
-    /// Evicts whole sessions, oldest first, while over capacity or while storing `adding` more bytes would eat into
-    /// the disk's ``freeSpaceReserve``; never the session being written.
-    func evictIfFull(keeping current: SessionKey, adding: Int = 0) throws {
+    /// Makes room for `adding` more bytes: evicts whole *finished* sessions, oldest first across every destination,
+    /// while the objects still waiting for delivery would exceed ``capacity`` or the disk would fall below its
+    /// ``freeSpaceReserve``. Returns false when that is not enough: only sessions still being written are left, and
+    /// the object must be refused (see ``SpoolFull``).
+    ///
+    /// The one rule, and why:
+    /// - Only undelivered bytes count against the capacity: a delivered object (a recent recording kept for the page,
+    ///   a header kept for 412 resends) is bounded by ``recentBytes`` and gives way first when the *disk* is short.
+    /// - A session whose recording has not finished is never evicted: evicting it broke a recording still being
+    ///   written, of another connection too, and left its later segments without their header (refused for good by
+    ///   a strict ingest: issue 47, 6–24 objects given up per outage). Evicting whole sessions keeps every header
+    ///   with its segments.
+    /// - When only such sessions are left, the new object is refused: its recording ends there with its End (the
+    ///   recorder begins anew once the spool takes objects), is whole up to that point, and becomes the oldest
+    ///   finished session, the first to go when room is needed again.
+    func makeRoom(adding: Int) throws -> Bool {
         while true {
             let short = Self.fileSystem(of: directory).map { $0.free - adding < freeSpaceReserve } ?? false
-            let victim: (SessionKey, Int, Int, Int)? = try database.read { db in
-                let total = try Int.fetchOne(db, sql: "SELECT coalesce(sum(bytes), 0) FROM object") ?? 0
-                guard total > capacity || short else { return nil }
-                // Sessions with nothing waiting (recent recordings kept for the page, delivered headers) go first: an
-                // undelivered object never gives way to them.
+            let victim: (SessionKey, Int, Int, Int)?? = try database.read { db in
+                let waiting = try Int.fetchOne(db, sql: "SELECT coalesce(sum(bytes), 0) FROM object WHERE delivered = 0") ?? 0
+                let over = waiting + adding > capacity
+                guard over || short else { return .some(nil) }
+                // A session with nothing waiting frees no capacity, only disk: it is a victim when the disk is short,
+                // and then before any waiting one. A session without a row (written before rows were kept) counts as
+                // finished.
                 guard let row = try Row.fetchOne(db, sql: """
-                    SELECT connection, session, sum(bytes) AS bytes, count(*) AS objects, sum(delivered = 0) AS waiting FROM object
-                    WHERE NOT (connection = ? AND session = ?)
-                    GROUP BY connection, session ORDER BY sum(delivered = 0) > 0, min(created) LIMIT 1
-                    """, arguments: [current.connection, current.session])
+                    SELECT o.connection, o.session, sum(o.bytes) AS bytes, count(*) AS objects,
+                           sum(o.delivered = 0) AS waiting
+                    FROM object o LEFT JOIN session s ON s.connection = o.connection AND s.session = o.session
+                    WHERE coalesce(s.finished, 1) = 1
+                    GROUP BY o.connection, o.session
+                    HAVING ? OR sum(o.delivered = 0) > 0
+                    ORDER BY sum(o.delivered = 0) > 0, min(o.created) LIMIT 1
+                    """, arguments: [short])
                 else { return nil }
                 return (SessionKey(connection: row["connection"], session: row["session"]), row["bytes"], row["objects"], row["waiting"])
             }
-            guard let (session, bytes, objects, waiting) = victim else { return }
+            guard let candidate = victim else { return false }
+            guard let (session, bytes, objects, waiting) = candidate else { return true }
             let files: [UploadObject] = try database.write { db in
                 let files = try Row.fetchAll(db, sql: "SELECT track, number FROM object WHERE connection = ? AND session = ?",
                                              arguments: [session.connection, session.session])
@@ -67,5 +88,24 @@ extension SegmentSpool {
                 "bytes": "\(bytes)", "capacity": "\(capacity)", "freeSpaceReserve": "\(freeSpaceReserve)",
             ])
         }
+    }
+}
+
+/// The spool refused an object: room was needed and only recordings still being written were left to evict (see
+/// ``SegmentSpool/makeRoom(adding:)``), or an earlier object of the same session was refused (the rest of it would
+/// be unplayable without it). Counted as a spool write failure; the recording ends with its End.
+public struct SpoolFull: Error, CustomStringConvertible {
+    public let object: UploadObject
+    public let capacity: Int
+    public let freeSpaceReserve: Int
+    /// True when an earlier object of its session was refused.
+    public let sessionHasHole: Bool
+
+    public var description: String {
+        if sessionHasHole {
+            return "the spool refused an earlier object of session \(object.session); the rest of it is refused too"
+        }
+        return "the spool is full (capacity \(capacity) bytes, disk reserve \(freeSpaceReserve) bytes) and holds only "
+            + "recordings still being written, which are never evicted"
     }
 }

@@ -8,8 +8,8 @@ import Synchronization
 /// The durable upload queue: every CMAF object is written under `directory/objects/` (its name says which object it
 /// is) and journalled in SQLite (WAL) before upload is attempted, so a `kill -9` loses nothing that was stored, and a
 /// power failure loses at most what was not yet handed over plus what was stored in the last ``syncDelay`` seconds
-/// (an object still waiting after that is fsync'd). Bounded by bytes: when full, whole oldest sessions (clips) are
-/// evicted, logged and counted. Thread-safe.
+/// (an object still waiting after that is fsync'd). Bounded by bytes: when full, whole oldest finished sessions (clips)
+/// are evicted, logged and counted; a recording still being written is never evicted (``makeRoom(adding:)``). Thread-safe.
 public final class SegmentSpool: Sendable {
     public let directory: URL
     public let capacity: Int
@@ -23,6 +23,12 @@ public final class SegmentSpool: Sendable {
     /// Connections whose queue gauges were last published non-empty; held while publishing, so two publishers
     /// cannot leave an older reading last.
     let publishedConnections = Mutex<Set<String>>([])
+    /// Sessions an object of which was refused for want of room (``SpoolFull``): their later objects are refused too,
+    /// since a recording with a hole is unplayable past it (a segment without its header is refused for good by a
+    /// strict ingest). Bounded: past ``refusedSessionsKept`` one of them is forgotten (a session refused that long ago has
+    /// ended and writes nothing more).
+    let refusedSessions = Mutex<Set<SessionKey>>([])
+    static let refusedSessionsKept = 256
     /// Sessions finished since open: every 100th prunes the delivery records.
     let finishedSessions = Atomic<Int>(0)
     /// How long an object may wait for delivery before it is fsync'd (0: fsync'd as it is stored).
@@ -170,11 +176,30 @@ public final class SegmentSpool: Sendable {
     /// kill -9 loses nothing, and ``syncOverdue(now:)`` fsyncs the object if it still waits after ``syncDelay`` (at
     /// once when that is 0). Throws only when the object was not stored. May evict older sessions.
     public func store(_ bytes: [UInt8], for object: UploadObject, connection: String, now: Date = Date()) throws {
+        let session = SessionKey(connection: connection, session: object.session)
+        if refusedSessions.withLock({ $0.contains(session) }) {
+            throw SpoolFull(object: object, capacity: capacity, freeSpaceReserve: freeSpaceReserve, sessionHasHole: true)
+        }
+        // Room first: the disk keeps its reserve however large the spool's capacity is.
+        let room: Bool
         do {
-            // Room first: the disk keeps its reserve however large the spool's capacity is.
-            try evictIfFull(keeping: SessionKey(connection: connection, session: object.session), adding: bytes.count)
+            room = try makeRoom(adding: bytes.count)
         } catch {
+            // The journal could not be read or written: storing is still worth a try (it fails on its own if the
+            // disk is full).
             logger.error("spool eviction failed", metadata: ["error": "\(error)"])
+            room = true
+        }
+        guard room else {
+            refusedSessions.withLock { refused in
+                if refused.count >= Self.refusedSessionsKept { refused.remove(refused.first!) }
+                refused.insert(session)
+            }
+            logger.warning("spool full: refused an object, only recordings still being written are left to evict", metadata: [
+                "connection": "\(connection)", "object": "\(object)", "bytes": "\(bytes.count)", "capacity": "\(capacity)",
+                "freeSpaceReserve": "\(freeSpaceReserve)",
+            ])
+            throw SpoolFull(object: object, capacity: capacity, freeSpaceReserve: freeSpaceReserve, sessionHasHole: false)
         }
         try DurableFile.write(bytes, to: fileURL(connection: connection, object: object), sync: syncDelay == 0)
         if syncDelay > 0 {
@@ -193,12 +218,6 @@ public final class SegmentSpool: Sendable {
                 INSERT INTO counter (name, value) VALUES (?, ?)
                 ON CONFLICT(name) DO UPDATE SET value = excluded.value WHERE excluded.value > value
                 """, arguments: ["session:" + connection, object.session])  // unchanged: no write at all (flash wear)
-        }
-        do {
-            try evictIfFull(keeping: SessionKey(connection: connection, session: object.session))
-        } catch {
-            // The object itself is durable: a failed eviction leaves the spool over capacity, it loses nothing.
-            logger.error("spool eviction failed; the spool stays over capacity", metadata: ["error": "\(error)"])
         }
         publishMetrics()
     }

@@ -32,6 +32,40 @@ extension SegmentUploader {
         /// Set when a 412 said the ingest lost the session's header: sent before anything else of the track.
         var headerResend: UploadObject?
         var wakeups: AsyncStream<Void>.AsyncIterator
+        /// Failed journal commits in a row of the object the lane is at (see ``journalDelivered(_:)``).
+        var journalFailures = 0
+    }
+
+    /// Commits `object`'s delivery to the spool's journal. A failed commit is a fault, not silence: it is logged and
+    /// counted (`pushav_spool_journal_failures_total`), and the object is kept in memory as delivered, so this process
+    /// never sends it again (a send after a 2xx was PUT again within milliseconds, and a strict ingest refused the
+    /// second header as a duplicate: issue 47). Returns whether the commit succeeded.
+    func journalDelivered(_ object: UploadObject) async -> Bool {
+        do {
+            try await spool.markDelivered(connection: endpoint.connection, object: object)
+            shared.withLock { _ = $0.deliveredUnjournalled.remove(object) }
+            return true
+        } catch {
+            shared.withLock { _ = $0.deliveredUnjournalled.insert(object) }
+            journalFailuresCounter.increment()
+            logger.error("could not record a delivery in the spool's journal; this process will not send it again, and writes it again", metadata: [
+                "object": "\(object)", "error": "\(error)",
+            ])
+            return false
+        }
+    }
+
+    /// Commits again a delivery whose commit failed (the lane's next object): on success the lane moves on; on
+    /// failure it waits (100 ms doubling to 5 s) and tries again — it never sends the object.
+    private func journalAgain(_ object: UploadObject, lane: inout Lane) async -> LaneStep<Work> {
+        if await journalDelivered(object) {
+            lane.journalFailures = 0
+            wakeDependents(of: object)
+            return .again
+        }
+        lane.journalFailures += 1
+        let delay = min(Duration.milliseconds(100) * (1 << min(lane.journalFailures - 1, 6)), .seconds(5))
+        return await pause(delay) ? .again : .stop
     }
 
     /// One track: strictly in order, never blocked by another track.
@@ -74,12 +108,12 @@ extension SegmentUploader {
                 lane.headerResend = nil
             }
             if let entry = try await spool.nextPending(connection: connection, track: lane.track) {
-                let alreadyStreamed = shared.withLock { $0.deliveredLive.remove(entry.object) != nil }
-                if alreadyStreamed {
-                    try await spool.markDelivered(connection: connection, object: entry.object)
-                    wakeDependents(of: entry.object)
-                    return .again
+                let delivered = shared.withLock { shared in
+                    // Streamed live before the spool had it, or delivered with a commit that failed: never sent again.
+                    if shared.deliveredLive.remove(entry.object) != nil { shared.deliveredUnjournalled.insert(entry.object) }
+                    return shared.deliveredUnjournalled.contains(entry.object)
                 }
+                if delivered { return await journalAgain(entry.object, lane: &lane) }
                 if let reason = shared.withLock({ $0.givenUpUnrecorded[entry.object] }) {
                     try await spool.markGivenUp(connection: connection, object: entry.object, reason: reason)
                     shared.withLock { _ = $0.givenUpUnrecorded.removeValue(forKey: entry.object) }
@@ -171,7 +205,8 @@ extension SegmentUploader {
             deliveredCounter.increment()
             authenticationAccepted()
             if !isLive {
-                try? await spool.markDelivered(connection: endpoint.connection, object: object)
+                // A failed commit is kept in memory and written again when the lane meets the object next.
+                _ = await journalDelivered(object)
             }
             wakeDependents(of: object)
             if lane.headerResend == object { lane.headerResend = nil }

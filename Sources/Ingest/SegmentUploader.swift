@@ -66,6 +66,7 @@ public final class SegmentUploader: Sendable {
     let unconfirmedCounter: Counter
     let spoolReadFailuresCounter: Counter
     let spoolWriteFailuresCounter: Counter
+    let journalFailuresCounter: Counter
     /// How many lost objects ``UploadSummary/lostObjects`` names (the count is kept in full).
     public static let lostObjectsNamed = 10
 
@@ -75,6 +76,10 @@ public final class SegmentUploader: Sendable {
         var live: [TrackName: LiveSegment] = [:]
         /// Streamed successfully before the spool finished writing them; marked delivered when they appear there.
         var deliveredLive: Set<UploadObject> = []
+        /// Delivered, but the journal's commit of it failed: this process knows it was delivered and never sends it
+        /// again; the lane commits it again, with back-off, when it meets it as its next object. Bounded by the
+        /// spool: an entry leaves when its commit succeeds (a restart forgets them: at-least-once then).
+        var deliveredUnjournalled: Set<UploadObject> = []
         var lastDelivered: [TrackName: UploadObject] = [:]
         var draining = false
         /// The spool's waiting tracks have their lanes (``registerSpooledTracks()``).
@@ -133,6 +138,7 @@ public final class SegmentUploader: Sendable {
         unconfirmedCounter = Counter(label: "pushav_upload_objects_unconfirmed_total", dimensions: dimensions)
         spoolReadFailuresCounter = Counter(label: "pushav_spool_read_failures_total", dimensions: dimensions)
         spoolWriteFailuresCounter = Counter(label: "pushav_spool_write_failures_total", dimensions: dimensions)
+        journalFailuresCounter = Counter(label: "pushav_spool_journal_failures_total", dimensions: dimensions)
     }
 
     // MARK: - Running

@@ -209,6 +209,11 @@ public final class RecordingControl: Sendable {
         var taken = 0
         var triggers: [UInt16: Trigger] = [:]
         var failedSessions: [SessionKey: String] = [:]
+        /// Told once the recording applied the state of that version (or ended): at most one per published state
+        /// not yet taken, since a take hands them all over.
+        var whenApplied: [(version: Int, call: @Sendable () -> Void)] = []
+        /// The recording that reads this control has ended: nothing will take its states any more.
+        var ended = false
     }
 
     private struct SessionKey: Hashable, Comparable {
@@ -222,12 +227,32 @@ public final class RecordingControl: Sendable {
 
     public init() {}
 
-    /// Replaces the desired state; the recording reconciles to it at its next packet.
-    public func publish(_ desired: DesiredRecordings) {
-        inbox.withLock { inbox in
+    /// Replaces the desired state; the recording reconciles to it at its next packet. `whenApplied` runs once it
+    /// has (from then on no recording the state left out can begin a session), or once the recording ended.
+    ///
+    /// Why the owner needs it: between a Modify and the media thread's next packet the old recording can still ask
+    /// for a Begin, so the old destination may end its events only after this (see the Sidecar's `DeliveryLifecycle`).
+    public func publish(_ desired: DesiredRecordings, whenApplied: (@Sendable () -> Void)? = nil) {
+        let now = inbox.withLock { inbox -> Bool in
             inbox.desired = desired
             inbox.version += 1
+            guard let whenApplied else { return false }
+            if inbox.ended { return true }
+            inbox.whenApplied.append((inbox.version, whenApplied))
+            return false
         }
+        if now { whenApplied?() }
+    }
+
+    /// The recording reading this control ended: every state waiting to be applied never will be, and nothing
+    /// records under it any more.
+    public func recordingEnded() {
+        let waiting = inbox.withLock { inbox in
+            inbox.ended = true
+            defer { inbox.whenApplied.removeAll() }
+            return inbox.whenApplied
+        }
+        for waiter in waiting { waiter.call() }
     }
 
     /// ManuallyTriggerTransport for `connection`; merges with one not yet applied (the later reason and time
@@ -246,18 +271,24 @@ public final class RecordingControl: Sendable {
         }
     }
 
+    /// What the recording applies now. Called on the media thread, which applies it before it reads on, so the
+    /// states' `whenApplied` run here: no Begin of a recording they left out can follow on that thread.
     func take() -> Update {
-        inbox.withLock { inbox in
+        let (update, applied) = inbox.withLock { inbox in
             defer {
                 inbox.taken = inbox.version
                 inbox.triggers.removeAll()
                 inbox.failedSessions.removeAll()
+                inbox.whenApplied.removeAll()
             }
-            return Update(
+            return (Update(
                 desired: inbox.version != inbox.taken ? inbox.desired : nil,
                 triggers: inbox.triggers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
-                failedSessions: inbox.failedSessions.sorted { $0.key < $1.key }.map { ($0.key.connection, $0.key.session, $0.value) })
+                failedSessions: inbox.failedSessions.sorted { $0.key < $1.key }.map { ($0.key.connection, $0.key.session, $0.value) }),
+                inbox.whenApplied)
         }
+        for waiter in applied { waiter.call() }
+        return update
     }
 
     /// What the recording has seen, for status pages.

@@ -55,9 +55,9 @@ final class CameraDeliveries: Sendable {
             self.predecessor = predecessor
         }
 
-        func retire(patienceEnds deadline: ContinuousClock.Instant) {
+        func retire(patienceEnds deadline: ContinuousClock.Instant, recorderCatchesUp: Latch?) {
             patienceEnds.withLock { $0 = $0.map { min($0, deadline) } ?? deadline }
-            upload.close()
+            upload.close(recorderCatchesUp: recorderCatchesUp)
             retired.open()
         }
 
@@ -91,13 +91,14 @@ final class CameraDeliveries: Sendable {
     }
 
     /// The destination is no longer any connection's: it delivers what it holds, then ends (see ``retiredPatience``).
-    /// `retiredAt` is when it was retired first (a restart passes the spool's record).
-    func retire(_ key: String, retiredAt: Date = Date()) {
+    /// `retiredAt` is when it was retired first (a restart passes the spool's record); `recorderCatchesUp` opens once
+    /// the recorder applied the state that retired it (nil: nothing records for it, as after a restart).
+    func retire(_ key: String, retiredAt: Date = Date(), recorderCatchesUp: Latch? = nil) {
         guard let delivery = state.withLock({ $0.deliveries[key] }) else { return }
         let elapsed = Duration.seconds(max(0, Date().timeIntervalSince(retiredAt)))
         // After a restart a destination gets at least a minute, whatever its age: the ingest may be back now.
         let remaining = max(retiredPatience - elapsed, min(retiredPatience, .seconds(60)))
-        delivery.retire(patienceEnds: .now + remaining)
+        delivery.retire(patienceEnds: .now + remaining, recorderCatchesUp: recorderCatchesUp)
     }
 
     /// The running (not retired) delivery of `key`.

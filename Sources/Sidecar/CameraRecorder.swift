@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Ingest
 import Logging
 import MediaIO
 import Metrics
@@ -120,12 +121,18 @@ public final class CameraRecorder: Sendable {
     /// What the camera should record now: every connection's desired recording, the zones and Zone Management's
     /// triggers. Replaces the previous state; the running pass reconciles to it at its next packet, and every later
     /// pass starts from it. Nothing is queued, so nothing can be dropped or reordered.
-    public func setDesired(_ desired: DesiredRecordings) {
+    ///
+    /// Returns a latch that opens once the running pass applied it (or ended, or there was none): from then on no
+    /// recording the state left out can ask for a Begin, so a destination it retired may end its events.
+    @discardableResult
+    public func setDesired(_ desired: DesiredRecordings) -> Latch {
+        let applied = Latch()
         let control = state.withLock { state in
             state.desired = desired
             return state.control
         }
-        control?.publish(desired)
+        if let control { control.publish(desired, whenApplied: { applied.open() }) } else { applied.open() }
+        return applied
     }
 
     /// Where each zone's ZoneTriggered/ZoneStopped goes (called on the media thread: hand it on at once). Set before
@@ -282,10 +289,12 @@ public final class CameraRecorder: Sendable {
             } catch let error as RecordingFailure {
                 failure = "\(error.underlying)"
             } catch is RecordingStoppedBeforeStart {
+                control.recordingEnded()
                 break
             } catch {
                 failure = "\(error)"
             }
+            control.recordingEnded()
             if stop.isRequested { break }
             let hadFrames = control.statistics.packetsRead > 0
             if hadFrames && (ContinuousClock.now - started > .seconds(10) || failure == nil) { backoff = .seconds(1) }

@@ -30,7 +30,7 @@ extension CameraService {
 
     /// The destination is no longer any connection's: it finishes what it holds at its own URL (marked in the spool,
     /// so a restart goes on with it).
-    func retire(_ key: String) async {
+    func retire(_ key: String, recorderCatchesUp: Latch? = nil) async {
         do {
             try await spool.retire(destination: key)
         } catch {
@@ -38,7 +38,7 @@ extension CameraService {
                 "destination": "\(key)", "error": "\(error)",
             ])
         }
-        deliveries.retire(key)
+        deliveries.retire(key, recorderCatchesUp: recorderCatchesUp)
         logger.info("destination retired: it delivers what it holds, then ends", metadata: ["destination": "\(key)"])
     }
 
@@ -155,11 +155,14 @@ extension CameraService {
         let announcer = self.announcer
         policy.hooks = SessionHooks(
             begin: { request in
-                announcer.send(.begin(connection: id, request, began: { session in
+                // Owed from the moment it is asked for (the media thread, before the cluster answers): a Modify that
+                // retires the destination meanwhile waits for this session's events.
+                let ticket = upload.beginAsked()
+                announcer.send(.begin(connection: id, request, refused: { upload.beginRefused(ticket) }, began: { session in
                     let now = Date()
                     started.withLock { $0[session] = now }
                     recorder.noteRecordingBegan(connection: id, session: session, thumbnail: request.thumbnail)
-                    upload.sessionBegan()
+                    upload.beginAccepted(ticket, session: session)
                     guard keepsRecent else { return }
                     do {
                         try await spool.keepRecent(session, connection: upload.destination, track: videoTrack, started: now)
@@ -175,16 +178,19 @@ extension CameraService {
                 announcer.send(.withdraw(connection: id, request, ended: { session in
                     started.withLock { $0[session] = nil }
                     recorder.noteRecordingGone(connection: id, session: session)
-                    upload.sessionWritten()
+                    // Nothing was written for it: its page entry (made as it began) goes too.
+                    if keepsRecent { upload.recentFinished(session: session, nil) }
+                    upload.sessionWritten(session)
                 }))
             },
             end: { session in announcer.send(.end(connection: id, session: session)) },
             finished: { record in
-                defer { upload.sessionWritten() }
+                defer { upload.sessionWritten(record.session) }
                 // The bytes went to the spool with the events; the working copy is not needed (and a failed session's
                 // partial files must not keep filling the disk that made it fail).
                 try? FileManager.default.removeItem(at: output.appendingPathComponent("session_\(record.session)"))
                 guard !record.tracks.isEmpty else {  // dropped (logged and counted by the recorder)
+                    started.withLock { $0[record.session] = nil }
                     recorder.noteRecordingGone(connection: id, session: record.session)
                     if keepsRecent { upload.recentFinished(session: record.session, nil) }
                     return

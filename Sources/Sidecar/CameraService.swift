@@ -254,8 +254,8 @@ final class CameraService: Service, Sendable {
                 ])
             }
         }
-        recorder.setDesired(desired)
-        for key in retired { await retire(key) }
+        let applied = recorder.setDesired(desired)
+        for key in retired { await retire(key, recorderCatchesUp: applied) }
         for id in restored {
             logger.notice("connection's TLS endpoint is back; recording again", metadata: ["connection": "\(id)"])
         }

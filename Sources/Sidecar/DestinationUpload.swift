@@ -27,8 +27,9 @@ extension IngestEvent {
 /// queue of their own, never on Swift's cooperative pool) under the destination's label, and a ``SegmentUploader``
 /// sends them to its URL with its certificates. Only the sessions recorded for this destination ever reach it.
 ///
-/// Run it with ``run()`` (a child task of its owner). ``close()`` says no new session will come: once the sessions
-/// being written are handed over, the events end and `run()` returns when everything is delivered or given up.
+/// Run it with ``run()`` (a child task of its owner). ``close(recorderCatchesUp:)`` says no new session will come:
+/// once the sessions it owes are handed over (``DeliveryLifecycle``), the events end and `run()` returns when
+/// everything is delivered or given up.
 /// ``stop()`` makes `run()` return at once (what is left stays in the spool, for the next start).
 ///
 /// Between the media thread and the spool the events wait in a stream the media thread never blocks on. Its bound is
@@ -40,8 +41,13 @@ public final class DestinationUpload: Sendable {
     private let stream: AsyncStream<IngestEvent>
     private let events: AsyncStream<IngestEvent>.Continuation
     private let spoolFailed: @Sendable (_ session: SessionNumber, any Error) -> Void
-    private let writing = Mutex<(count: Int, idle: Latch)>((0, { let idle = Latch(); idle.open(); return idle }()))
+    /// What it owes and when its events end (see ``DeliveryLifecycle``); every input goes through ``feed(_:)``.
+    private let lifecycle = Mutex(DeliveryLifecycle())
+    /// Opens once the recorder applied a desired state without this destination (set by ``close(recorderCatchesUp:)``).
+    private let recorderCatchUp = Mutex<Latch?>(nil)
+    private let tickets = Atomic<Int>(0)
     private let closed = Latch()
+    private let eventsEnded = Latch()
     private let stopped = Latch()
     /// Events handed over and not yet spooled.
     private let queued = Atomic<Int>(0)
@@ -78,40 +84,67 @@ public final class DestinationUpload: Sendable {
     /// Events handed over and not yet spooled (for status and tests).
     public var pendingEvents: Int { queued.load(ordering: .relaxed) }
 
-    /// A session for this destination began; its events follow until ``sessionWritten()``.
-    public func sessionBegan() {
-        writing.withLock { state in
-            if state.count == 0 { state.idle = Latch() }
-            state.count += 1
-        }
+    /// The recorder asks for a Begin recorded for this destination (on the media thread, before the cluster answers):
+    /// from now on the destination owes that session's events. Answer with ``beginAccepted(_:session:)`` or
+    /// ``beginRefused(_:)``.
+    public func beginAsked() -> DeliveryLifecycle.Ticket {
+        let ticket = DeliveryLifecycle.Ticket(tickets.add(1, ordering: .relaxed).newValue)
+        feed(.beginAsked(ticket))
+        return ticket
     }
 
-    /// A session for this destination finished writing (or was dropped): all its events were handed over.
-    public func sessionWritten() {
-        let idle = writing.withLock { state -> Latch? in
-            guard state.count > 0 else { return nil }
-            state.count -= 1
-            return state.count == 0 ? state.idle : nil
-        }
-        idle?.open()
+    /// The cluster accepted the Begin as `session`; its events follow until ``sessionWritten(_:)``.
+    public func beginAccepted(_ ticket: DeliveryLifecycle.Ticket, session: SessionNumber) {
+        feed(.beginAccepted(ticket, session))
     }
 
-    /// No new session will be recorded for this destination: ``run()`` returns once the sessions being written are
-    /// handed over (at most ``sessionWriteLimit``) and everything is delivered or given up.
-    public func close() { closed.open() }
+    /// The cluster refused the Begin: nothing is recorded for it.
+    public func beginRefused(_ ticket: DeliveryLifecycle.Ticket) { feed(.beginRefused(ticket)) }
+
+    /// Session `session` finished writing (or was dropped, or its Begin withdrawn): all its events were handed over.
+    public func sessionWritten(_ session: SessionNumber) { feed(.sessionWritten(session)) }
+
+    /// No new session will be recorded for this destination once the recorder caught up (`recorderCatchesUp` opens
+    /// when it applied a state without this destination; nil: it already has, or there is no recorder). ``run()``
+    /// returns once the sessions owed are handed over (at most ``sessionWriteLimit``) and everything is delivered or
+    /// given up.
+    public func close(recorderCatchesUp: Latch? = nil) {
+        if let recorderCatchesUp { recorderCatchUp.withLock { $0 = $0 ?? recorderCatchesUp } }
+        feed(.closed(recorderCaughtUp: recorderCatchesUp == nil || recorderCatchesUp?.isOpen == true))
+    }
 
     /// ``run()`` returns now: uploads in flight are cancelled, what is left stays in the spool. Events already handed
-    /// over are still spooled.
+    /// over, and those of sessions still owed (at most ``sessionWriteLimit``), are still spooled.
     public func stop() {
-        closed.open()
+        // A delivery already closed keeps what it waits for (a replaced one may owe a session still being written).
+        if !isClosed { close() }
         stopped.open()
     }
 
-    public var isClosed: Bool { closed.isOpen }
+    public var isClosed: Bool { lifecycle.withLock { $0.phase != .open } }
 
-    /// How long ``close()`` waits for sessions still being written: a session whose ``sessionWritten()`` never comes
-    /// (a recorder stuck on a dead source) must not hold a Deallocate's delivery or a shutdown forever.
+    /// How long ``close(recorderCatchesUp:)`` waits for sessions still owed: a session whose end never comes (a
+    /// recorder stuck on a dead source) must not hold a Deallocate's delivery or a shutdown forever.
     public static let sessionWriteLimit = Duration.seconds(15)
+
+    private func feed(_ input: DeliveryLifecycle.Input) {
+        let actions = lifecycle.withLock { $0.handle(input) }
+        for action in actions {
+            switch action {
+            case .startWriteLimit:
+                closed.open()
+            case .endEvents:
+                events.finish()
+                eventsEnded.open()
+            case .warnStillOwed(let asked, let writing, let caughtUp):
+                uploader.logger.warning("sessions still owed after \(Self.sessionWriteLimit); delivering what was handed over", metadata: [
+                    "destination": "\(destination)", "beginsUnanswered": "\(asked.count)",
+                    "sessionsWriting": "\(writing.map(\.description).joined(separator: ","))",
+                    "recorderCaughtUp": "\(caughtUp)",
+                ])
+            }
+        }
+    }
 
     /// Spools and uploads until closed and drained, or stopped (or the task is cancelled).
     public func run() async -> UploadSummary {
@@ -157,27 +190,24 @@ public final class DestinationUpload: Sendable {
         uploader.finishWhenDrained()
     }
 
-    /// After ``close()``: waits for the sessions being written (at most ``sessionWriteLimit``), then ends the events.
+    /// After ``close(recorderCatchesUp:)``: tells the lifecycle when the recorder caught up and when the write limit
+    /// passed, until the events ended.
     private func endEventsOnceClosed() async {
         await closed.wait()
         guard !Task.isCancelled else { return }
-        let written = await withTaskGroup(of: Bool.self) { group in
-            group.addTask { await self.sessionsWritten(); return true }
-            group.addTask { try? await Task.sleep(for: Self.sessionWriteLimit); return false }
-            let first = await group.next() ?? true
+        await withTaskGroup(of: Void.self) { group in
+            if let catchUp = recorderCatchUp.withLock({ $0 }) {
+                group.addTask {
+                    await catchUp.wait()
+                    if catchUp.isOpen { self.feed(.recorderCaughtUp) }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: Self.sessionWriteLimit)
+                if !Task.isCancelled { self.feed(.writeLimitExpired) }
+            }
+            await eventsEnded.wait()
             group.cancelAll()
-            return first
-        }
-        if !written && !stopped.isOpen {
-            uploader.logger.warning("sessions still being written after \(Self.sessionWriteLimit); delivering what was handed over",
-                                    metadata: ["destination": "\(destination)"])
-        }
-        events.finish()
-    }
-
-    private func sessionsWritten() async {
-        while !Task.isCancelled, let idle = writing.withLock({ $0.count > 0 ? $0.idle : nil }) {
-            await idle.wait()
         }
     }
 

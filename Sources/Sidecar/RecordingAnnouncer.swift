@@ -19,7 +19,8 @@ final class RecordingAnnouncer: Sendable {
         /// Asks the cluster for the session of `request`; `began` runs once it is accepted, before the answer is
         /// posted (the connection's upload and the spool learn of the session before the writer can produce its first
         /// object).
-        case begin(connection: UInt16, BeginRequest, began: @Sendable (SessionNumber) async -> Void)
+        /// `refused` runs when the cluster refuses it (or the announcement cannot be delivered any more).
+        case begin(connection: UInt16, BeginRequest, refused: @Sendable () -> Void, began: @Sendable (SessionNumber) async -> Void)
         case end(connection: UInt16, session: SessionNumber)
         /// The media thread stopped waiting for `request`'s answer: if it was accepted, its End goes out now and
         /// `ended` runs (nothing will be written for it).
@@ -44,6 +45,10 @@ final class RecordingAnnouncer: Sendable {
         if case .terminated = continuation.yield(message) {
             // Only after the recorders stopped and the queue was drained: nothing of the cluster is left to tell.
             logger.error("recording announcement after shutdown was not delivered", metadata: ["message": "\(message)"])
+            if case .begin(_, let request, let refused, _) = message {
+                refused()
+                request.refuse("the camera is shutting down")
+            }
         }
     }
 
@@ -51,12 +56,13 @@ final class RecordingAnnouncer: Sendable {
     func run() async {
         for await message in stream {
             switch message {
-            case .begin(let connection, let request, let began):
+            case .begin(let connection, let request, let refused, let began):
                 do {
                     let session = try await server.recordingStarted(connectionID: connection, trigger: request.trigger)
                     await began(session)
                     request.accept(session: session)
                 } catch {
+                    refused()
                     request.refuse("\(error)")
                 }
             case .end(let connection, let session):

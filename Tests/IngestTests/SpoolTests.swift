@@ -119,26 +119,80 @@ import TestSupport
         #expect(try spool.sessionDelivery(3, connection: "c") == .givenUp([pending]))
     }
 
-    @Test func evictsWholeOldestSessionsWhenFullButNeverTheCurrentOne() throws {
+    /// Stores a 46-byte object (30 of payload in 16 of boxes).
+    func put(_ spool: SegmentSpool, _ object: UploadObject, _ label: String, at time: Date) throws {
+        try spool.store(SpoolObjectBytes.whole(object, Array(repeating: UInt8(truncatingIfNeeded: object.number), count: 30)),
+                        for: object, connection: label, now: time)
+    }
+
+    @Test func evictsWholeOldestFinishedSessionsWhenFull() throws {
         let directory = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        // Each object is 46 bytes (30 of payload in 16 of boxes): three fit, a fourth does not.
+        // Three 46-byte objects fit, a fourth does not.
         let spool = try SegmentSpool(directory: directory, capacity: 140, logger: .quiet)
         let start = Date(timeIntervalSince1970: 1_000_000)
-        try spool.store(SpoolObjectBytes.whole(.header(session: 1, track: "video"), Array(repeating: 1, count: 30)), for: .header(session: 1, track: "video"), connection: "c", now: start)
-        try spool.store(SpoolObjectBytes.whole(object(1, 1001), Array(repeating: 1, count: 30)), for: object(1, 1001), connection: "c", now: start + 1)
-        try spool.store(SpoolObjectBytes.whole(.header(session: 2, track: "video"), Array(repeating: 2, count: 30)), for: .header(session: 2, track: "video"), connection: "c", now: start + 2)
+        try put(spool, .header(session: 1, track: "video"), "c", at: start)
+        try put(spool, object(1, 1001), "c", at: start + 1)
+        try spool.finishSession(1, connection: "c")
+        try put(spool, .header(session: 2, track: "video"), "c", at: start + 2)
         #expect(try spool.statistics().evictions == 0)
-        try spool.store(SpoolObjectBytes.whole(object(2, 1001), Array(repeating: 2, count: 30)), for: object(2, 1001), connection: "c", now: start + 3)
+        try put(spool, object(2, 1001), "c", at: start + 3)
         let statistics = try spool.statistics(now: start + 10)
         #expect(statistics.evictions == 1)
         #expect(statistics.bytes == 92)
         #expect(statistics.queueDepth == 2)
         #expect(statistics.oldestAge == 8)
         #expect(try spool.nextPending(connection: "c", track: "video")?.object == .header(session: 2, track: "video"))
-        // One session larger than the spool is kept (nothing older to evict); the cap is exceeded, not the data lost.
-        try spool.store(SpoolObjectBytes.whole(object(2, 1002), Array(repeating: 2, count: 80)), for: object(2, 1002), connection: "c", now: start + 4)
+    }
+
+    /// Issue 47: with two connections in an outage, eviction took the oldest session whatever its state, breaking
+    /// the other connection's recording still being written (its later segments then had no header and were refused
+    /// for good). Only finished sessions go, oldest first across destinations; with none left the new object is
+    /// refused, and so is the rest of its session, so that every recording in the spool is whole up to its end.
+    @Test func neverEvictsASessionStillBeingWrittenOfAnyDestination() throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spool = try SegmentSpool(directory: directory, capacity: 140, logger: .quiet)
+        let start = Date(timeIntervalSince1970: 1_000_000)
+        try put(spool, .header(session: 1, track: "video"), "a", at: start)       // a's session 1: being written
+        try put(spool, .header(session: 7, track: "video"), "b", at: start + 1)   // b's session 7: finished below
+        try put(spool, object(7, 1001), "b", at: start + 2)
+        try spool.finishSession(7, connection: "b")
+        // Full: b's finished session goes, although a's live one is older.
+        try put(spool, object(1, 1001), "a", at: start + 3)
+        #expect(try spool.statistics().evictions == 1)
+        #expect(try spool.entry(connection: "a", object: .header(session: 1, track: "video")) != nil)
+        #expect(try spool.entry(connection: "b", object: object(7, 1001)) == nil)
+        try put(spool, .header(session: 3, track: "video"), "b", at: start + 4)  // b's next session, being written
+        // Full, and only recordings being written are left: the new object is refused, nothing is evicted.
+        #expect(throws: SpoolFull.self) { try self.put(spool, object(3, 1001), "b", at: start + 5) }
+        #expect(try spool.statistics().evictions == 1)
+        #expect(try spool.entry(connection: "a", object: object(1, 1001)) != nil)
+        // The rest of the refused session is refused too, even once there is room (it would be unplayable).
+        try spool.markDelivered(connection: "a", object: .header(session: 1, track: "video"))
+        try spool.markDelivered(connection: "a", object: object(1, 1001))
+        #expect(throws: SpoolFull.self) { try self.put(spool, object(3, 1002), "b", at: start + 6) }
+        // Another session takes the room.
+        try put(spool, .header(session: 2, track: "video"), "a", at: start + 7)
+        #expect(try spool.statistics().evictions == 1)
+    }
+
+    /// Delivered objects (headers kept for 412 resends, recent recordings) are bounded on their own: they do not
+    /// count against the capacity, so they never make a waiting object give way.
+    @Test func deliveredObjectsDoNotCountAgainstTheCapacity() throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spool = try SegmentSpool(directory: directory, capacity: 140, logger: .quiet)
+        let start = Date(timeIntervalSince1970: 1_000_000)
+        // c's session 1 is being written; its header is delivered and kept for a 412 resend.
+        try put(spool, .header(session: 1, track: "video"), "c", at: start)
+        try spool.markDelivered(connection: "c", object: .header(session: 1, track: "video"))
+        try put(spool, .header(session: 2, track: "video"), "d", at: start + 1)
+        try put(spool, object(2, 1001), "d", at: start + 2)
+        try put(spool, object(2, 1002), "d", at: start + 3)
+        #expect(try spool.statistics().evictions == 0)
         #expect(try spool.statistics().queueDepth == 3)
+        #expect(try spool.entry(connection: "c", object: .header(session: 1, track: "video")) != nil, "a live session's header was evicted")
     }
 
     @Test func strayFilesWithoutJournalRowsAreRemovedOnOpen() throws {
