@@ -206,9 +206,12 @@ extension CameraService {
                     started: started.withLock { $0.removeValue(forKey: record.session) } ?? Date(), ended: Date(),
                     endReason: record.endReason, triggerType: record.triggerType,
                     triggerOffset: record.trigger.map { max(0, $0 - record.start) }))
+                // `written` is what the recorder handed over, per track (its header and these segments): the ground
+                // truth an audit (the chaos test's checker) holds the ingest to, object by object.
                 logger.info("recording finished", metadata: [
                     "session": "\(record.session)", "duration": "\(record.duration)",
                     "reason": "\(record.endReason)",
+                    "written": "\(record.tracks.map { "\($0.name):" + $0.segmentDetails.map { String($0.number) }.joined(separator: ",") }.joined(separator: ";"))",
                 ])
             },
             events: { event in upload.handle(event) })

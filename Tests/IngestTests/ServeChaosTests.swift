@@ -33,7 +33,7 @@ import TestSupport
         let stored = observations.stored.values.map(\.count).reduce(0, +)
         let kinds = Dictionary(grouping: schedule.steps, by: { "\($0.action)".prefix { $0 != "(" } }).mapValues(\.count)
         print("chaos seed \(seed): \(schedule.steps.count) steps (\(kinds.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))), "
-              + "\(begins) recordings, \(stored) objects stored, lossy link by \(network.method), \(violations.count) violations, logs \(directory.path)")
+              + "\(begins) recordings, \(stored) objects stored, \(ChaosChecker.written(in: observations.logLines).flatMap(\.objects).count) written objects checked one by one, lossy link by \(network.method), \(violations.count) violations, logs \(directory.path)")
         if violations.isEmpty {
             if ProcessInfo.processInfo.environment["PUSHAV_CHAOS_KEEP"] == nil { try? FileManager.default.removeItem(at: directory) }
         } else {
@@ -66,9 +66,25 @@ import TestSupport
         ]
         seen.stored = [.a: ["k1/g1/session_1/video/video.init", "k1/g1/session_1/video/segment_1001.m4s"],
                        .b: ["k1/g2/session_2/video/video.init"]]
+        seen.arrivals = [.a: [.init(path: "k1/g1/session_1/video/video.init", time: t0 + 2),
+                              .init(path: "k1/g1/session_1/video/segment_1001.m4s", time: t0 + 3)],
+                         .b: [.init(path: "k1/g2/session_2/video/video.init", time: t0 + 12)]]
+        seen.logLines = [finished(1, "video:1001", at: t0 + 3), finished(2, "video:", at: t0 + 13)]
         seen.commands = [.init(name: "allocatePushTransport", status: 200, body: ""), .init(name: "modify", status: 422, body: "")]
         seen.recovered = [1: true]
         return seen
+    }
+
+    /// A log line as `pushav serve` writes it, at `time`.
+    static func line(_ time: Date, _ text: String) -> String { ChaosChecker.logTime.string(from: time) + " " + text }
+
+    static func finished(_ session: Int, _ written: String, at time: Date) -> String {
+        line(time, "info pushav: camera=cam1 connection=1 duration=2.0 reason=maxDuration session=\(session) written=\(written) [Sidecar] recording finished")
+    }
+
+    /// Session 1 wrote a second segment, which reached no ingest.
+    static func secondSegmentLost(_ seen: inout ChaosObservations) {
+        seen.logLines[0] = finished(1, "video:1001,1002", at: t0 + 3)
     }
 
     struct Case: Sendable, CustomTestStringConvertible {
@@ -90,6 +106,18 @@ import TestSupport
             $0.stored[.a]!.append("k1/g1/session_3/video/video.init")
         }, finds: "after its destination was replaced"),
         Case(name: "a Begin without its End", change: { $0.events.removeLast() }, finds: "0 Ends for its Begin"),
+        Case(name: "a Begin of the last start, which only reads the log, without its End yet", change: {
+            $0.events.removeLast()
+            $0.lastStart = t0 + 10
+        }, finds: nil),
+        Case(name: "a recording of the last start that reached no ingest yet", change: {
+            $0.stored[.b] = []
+            $0.lastStart = t0 + 10
+        }, finds: nil),
+        Case(name: "a Begin before the last start without its End", change: {
+            $0.events.removeLast()
+            $0.lastStart = t0 + 12
+        }, finds: "0 Ends for its Begin"),
         Case(name: "two Ends", change: { $0.events.append(.init(number: 9, time: t0 + 14, isBegin: false, connection: 1, session: 2)) },
              finds: "2 Ends for its Begin"),
         Case(name: "not recording after the faults cleared", change: { $0.recovered[1] = false }, finds: "was not recording within 5 s"),
@@ -97,6 +125,48 @@ import TestSupport
         Case(name: "a session lost with its log line", change: {
             $0.stored[.b] = []
             $0.logLines = ["… error pushav: connection=cam1/1@0a1b2c3d4e5f session=2 [Sidecar] upload given up: …"]
+        }, finds: nil),
+        // (6) object by object
+        Case(name: "a written segment that reached no ingest", change: { secondSegmentLost(&$0) },
+             finds: "segment_1002.m4s was written and reached no ingest"),
+        Case(name: "a segment PUT again within a process", change: {
+            $0.arrivals[.a]!.append(.init(path: "k1/g1/session_1/video/segment_1001.m4s", time: t0 + 4))
+        }, finds: "arrived again"),
+        Case(name: "a segment PUT again after a restart", change: {
+            $0.arrivals[.a]!.append(.init(path: "k1/g1/session_1/video/segment_1001.m4s", time: t0 + 6))
+            $0.faults = [.init(kind: .kill, from: t0 + 5, until: t0 + 5)]
+        }, finds: nil),
+        Case(name: "a segment PUT again while the link lost answers", change: {
+            $0.arrivals[.a]!.append(.init(path: "k1/g1/session_1/video/segment_1001.m4s", time: t0 + 4))
+            $0.faults = [.init(kind: .lossyLink, from: t0 + 2, until: t0 + 5)]
+        }, finds: nil),
+        Case(name: "a segment evicted during an outage", change: {
+            secondSegmentLost(&$0)
+            $0.faults = [.init(kind: .ingestDown(.a), from: t0 + 1, until: t0 + 30)]
+            $0.logLines.append(line(t0 + 20, "warning pushav: bytes=9 camera=cam1 connection=cam1/1@0a1b session=1 [Ingest] spool full: evicted a whole session"))
+        }, finds: nil),
+        Case(name: "an eviction with no outage to force it", change: {
+            secondSegmentLost(&$0)
+            $0.logLines.append(line(t0 + 20, "warning pushav: bytes=9 camera=cam1 connection=cam1/1@0a1b session=1 [Ingest] spool full: evicted a whole session"))
+        }, finds: "no fault forced its loss"),
+        Case(name: "segment 1003 given up after the schedule rejected it", change: {
+            $0.logLines[0] = finished(1, "video:1001,1003", at: t0 + 3)
+            $0.faults = [.init(kind: .ingestRejectsObject(.a), from: t0 + 1, until: .distantFuture)]
+            $0.logLines.append(line(t0 + 8, "error pushav: camera=cam1 connection=cam1/1@0a1b object=session_1/video/segment_1003.m4s session=1 [Ingest] upload given up: the ingest refused session_1/video/segment_1003.m4s for good"))
+        }, finds: nil),
+        Case(name: "a header given up: no fault forces that", change: {
+            $0.arrivals[.a]!.removeFirst()
+            $0.faults = [.init(kind: .ingestRejectsObject(.a), from: t0 + 1, until: .distantFuture)]
+            $0.logLines.append(line(t0 + 8, "error pushav: camera=cam1 connection=cam1/1@0a1b object=session_1/video/video.init session=1 [Ingest] upload given up: the ingest refused session_1/video/video.init for good"))
+        }, finds: "video.init was written and reached no ingest"),
+        Case(name: "a segment the spool could not write during an I/O fault", change: {
+            secondSegmentLost(&$0)
+            $0.faults = [.init(kind: .ioFault("pwrite"), from: t0 + 1, until: t0 + 4)]
+            $0.logLines.append(line(t0 + 3, "error pushav: camera=cam1 connection=cam1/1@0a1b reason=x [Ingest] session_1/video/segment_1002.m4s is lost: it will not be uploaded"))
+        }, finds: nil),
+        Case(name: "the tail of a session killed -9 as it ended", change: {
+            secondSegmentLost(&$0)
+            $0.faults = [.init(kind: .kill, from: t0 + 4, until: t0 + 4)]
         }, finds: nil),
         Case(name: "BUSY", change: { $0.commands.append(.init(name: "deallocate", status: 409, body: #"{"status":"BUSY"}"#)) },
              finds: "answered BUSY"),

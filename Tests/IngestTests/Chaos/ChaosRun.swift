@@ -101,7 +101,7 @@ final class ChaosRun: @unchecked Sendable {
         try Data((token + "\n").utf8).write(to: tokenFile)
         serve = try await Serve(
             directory: directory, source: TestPaths.media(ServeEndToEndTests.media).path, run: runs,
-            listenHost: network.namespaceAddress, settings: "tokenFile: \(tokenFile.path)\nuploadMaxBackoffMs: 2000",
+            listenHost: network.namespaceAddress, settings: "tokenFile: \(tokenFile.path)\nuploadMaxBackoffMs: 2000\nspoolCapacityMiB: 4",
             authorization: "Bearer \(token)", launcher: network.launcher + ["fiu-run", "-x"],
             connectHost: network.namespaceAddress)
         try await serve.waitUntilStreaming()
@@ -205,6 +205,7 @@ final class ChaosRun: @unchecked Sendable {
                 try await self.close("privacy") { await self.setPrivacy(false) }
             }
         case .ingestDown(let ingest, let seconds):
+            note(.ingestDown(ingest), seconds: seconds)
             try await open("down-\(ingest)") { await self.stopIngest(ingest) }
             windows.addTask {
                 try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
@@ -213,11 +214,14 @@ final class ChaosRun: @unchecked Sendable {
         case .ingestRefuses(let ingest, let times):
             ingests[ingest]!.endpoint.inject(.status(401), times: times)
         case .ingestRejectsOneObject(let ingest):
+            note(.ingestRejectsObject(ingest), seconds: nil)
             // More refusals than the uploader takes before it gives the object up (every segment 1003 while they last).
             ingests[ingest]!.endpoint.inject(.status(400), times: 8, matching: "segment_1003.m4s")
         case .ingestSlow(let ingest, let times):
+            note(.ingestSlow(ingest), seconds: nil)
             ingests[ingest]!.endpoint.inject(.stall, times: times)
         case .restart(let kill):
+            note(kill ? .kill : .terminate, seconds: 0)
             feed?.stop()
             if kill {
                 _ = try await serve.stop(SIGKILL)
@@ -228,6 +232,7 @@ final class ChaosRun: @unchecked Sendable {
             try await serve.shutdown()
             try await start()
         case .ioFault(let fault, let seconds):
+            note(.ioFault("\(fault)"), seconds: seconds)
             let pid = serve.process.pid
             let point = switch fault {
             // fsync and fdatasync (SQLite's) alike.
@@ -241,13 +246,48 @@ final class ChaosRun: @unchecked Sendable {
                 // A restart since ends the fault with the process it was set in.
                 try await self.close("fiu-\(point.0)") { try? await Self.fiuControl(pid, "disable name=\(point.0)") }
             }
+        case .triggerThenModify(let index, let ingest):
+            guard var slot = slots[index] else { return }
+            await send("manuallyTriggerTransport", [
+                "connectionID": slot.connection, "activationReason": 0,
+                "timeControl": ["initialDuration": 2, "augmentationDuration": 1, "maxDuration": 4, "blindDuration": 0],
+            ])
+            slot.ingest = ingest
+            slot.generation += 1
+            let from = Date()
+            guard await send("modifyPushTransport", ["connectionID": slot.connection, "transportOptions": options(slot)]) == 200
+            else { return }
+            close(slots[index]!)
+            observations.generations.append(.init(connection: slot.connection, path: path(slot), ingest: slot.ingest, from: from))
+            slots[index] = slot
+        case .drainUnderWriteFaults(let ingest, let seconds):
+            note(.ingestDown(ingest), seconds: seconds)
+            note(.ioFault("pwrite"), seconds: 5, startingIn: seconds)
+            try await open("down-\(ingest)") { await self.stopIngest(ingest) }
+            let pid = serve.process.pid
+            windows.addTask {
+                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                try await self.open("fiu-posix/io/rw/pwrite") {
+                    try? await Self.fiuControl(pid, "enable_random name=posix/io/rw/pwrite,probability=0.3")
+                }
+                try await self.close("down-\(ingest)") { try await self.startIngest(ingest) }
+                try await Task.sleep(for: .seconds(5))
+                try await self.close("fiu-posix/io/rw/pwrite") { try? await Self.fiuControl(pid, "disable name=posix/io/rw/pwrite") }
+            }
         case .lossyLink(let seconds):
+            note(.lossyLink, seconds: seconds)
             try await open("lossy") { try await self.network.setLossy(true) }
             windows.addTask {
                 try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
                 try await self.close("lossy") { try await self.network.setLossy(false) }
             }
         }
+    }
+
+    /// A fault window from now, `seconds` long (nil: until the end of the run).
+    private func note(_ kind: ChaosObservations.Fault.Kind, seconds: Double?, startingIn delay: Double = 0) {
+        let now = Date() + delay
+        observations.faults.append(.init(kind: kind, from: now, until: seconds.map { now + $0 } ?? .distantFuture))
     }
 
     private func setPrivacy(_ on: Bool) async {
@@ -316,9 +356,11 @@ final class ChaosRun: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(200))
         }
         feed?.stop()
+        note(.terminate, seconds: 0)
         _ = try await serve.stop(SIGTERM, timeout: .seconds(30))
         try await serve.shutdown()
         // A last start reads the event log (and would send any End the last stop still owed).
+        observations.lastStart = Date()
         try await start()
         var events: [UInt64: ChaosObservations.Event] = [:]
         for event in feeds.flatMap(\.events) {
@@ -346,7 +388,13 @@ final class ChaosRun: @unchecked Sendable {
             after = next
         }
         observations.events = events.values.sorted { $0.number < $1.number }
-        for ingest in Ingest.allCases { observations.stored[ingest] = ingests[ingest]!.endpoint.storedPaths }
+        let (clock, wall) = (ContinuousClock.now, Date())
+        for ingest in Ingest.allCases {
+            observations.stored[ingest] = ingests[ingest]!.endpoint.storedPaths
+            observations.arrivals[ingest] = ingests[ingest]!.endpoint.arrivals.filter { (200..<300).contains($0.status) }.map {
+                .init(path: $0.path, time: wall - (clock - $0.time) / .seconds(1))
+            }
+        }
         observations.logLines = (1...runs).flatMap { run in
             ((try? String(contentsOf: directory.appendingPathComponent("serve-\(run).log"), encoding: .utf8)) ?? "")
                 .split(separator: "\n").map(String.init)

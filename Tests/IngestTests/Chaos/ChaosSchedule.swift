@@ -54,6 +54,12 @@ struct ChaosSchedule: Sendable, CustomStringConvertible {
         case ioFault(IOFault, seconds: Double)
         /// The link to the ingests drops packets for this long.
         case lossyLink(seconds: Double)
+        /// ManuallyTriggerTransport, and a Modify to `Ingest` sent as its answer arrives (issue 47: a Modify while the
+        /// Begin is in flight lost the session).
+        case triggerThenModify(slot: Int, Ingest)
+        /// The ingest down for `seconds`; as it comes back three in ten pwrite calls fail for 5 s, while the backlog
+        /// drains (issue 47: failed journal commits re-sent delivered objects).
+        case drainUnderWriteFaults(Ingest, seconds: Double)
     }
 
     struct Step: Sendable, Equatable {
@@ -110,12 +116,16 @@ struct ChaosSchedule: Sendable, CustomStringConvertible {
                 let slot = pick(slots)
                 allocated[slot] = nil
                 action = .deallocate(slot: slot)
+            case 35..<41 where slots.contains(where: { allocated[$0] == .command }):
+                action = .triggerThenModify(slot: pick(slots.filter { allocated[$0] == .command }), pick(Ingest.allCases))
             case 35..<50 where slots.contains(where: { allocated[$0] != .continuous }):
                 action = .trigger(slot: pick(slots.filter { allocated[$0] != .continuous }))
             case 50..<55:
                 action = .privacy(seconds: 1 + Double(random.next() % 4))
-            case 56..<64:
+            case 55..<60:
                 action = .ingestDown(pick(Ingest.allCases), seconds: 2 + Double(random.next() % 6))
+            case 60..<64:
+                action = .drainUnderWriteFaults(pick(Ingest.allCases), seconds: 3 + Double(random.next() % 6))
             case 64..<70:
                 action = .ingestRefuses(pick(Ingest.allCases), times: 2 + Int(random.next() % 6))
             case 70..<74:
