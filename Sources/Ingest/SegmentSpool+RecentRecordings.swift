@@ -94,14 +94,21 @@ extension SegmentSpool {
     func trimRecent() throws {
         let over: [(String, SessionNumber)] = try database.read { db in
             let rows = try Row.fetchAll(db, sql: """
-                SELECT r.connection, r.session, (SELECT coalesce(sum(o.bytes), 0) FROM object o
+                SELECT r.connection, r.session, r.owner, (SELECT coalesce(sum(o.bytes), 0) FROM object o
                     WHERE o.connection = r.connection AND o.session = r.session AND o.track = r.track AND o.delivered = 1) AS bytes
                 FROM recent r WHERE r.finished = 1 ORDER BY r.started DESC
                 """)
+            // The bytes are one bound for the spool; the count is per camera (an owner is `camera/connection`), so a
+            // busy camera cannot push another's recordings off the page.
             var total = 0
+            var perCamera: [Substring: Int] = [:]
             var dropped: [(String, SessionNumber)] = []
-            for (index, row) in rows.enumerated() {
+            for row in rows {
                 total += row["bytes"] as Int
+                let owner: String = row["owner"]
+                let camera = owner.lastIndex(of: "/").map { owner[..<$0] } ?? owner[...]
+                let index = perCamera[camera, default: 0]
+                perCamera[camera] = index + 1
                 if index >= recentSessions || total > recentBytes { dropped.append((row["connection"], row["session"])) }
             }
             return dropped

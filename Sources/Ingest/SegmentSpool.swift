@@ -13,7 +13,8 @@ import Synchronization
 public final class SegmentSpool: Sendable {
     public let directory: URL
     public let capacity: Int
-    /// How much the recent recordings may hold: bytes on disk and sessions. Past either the oldest go first. An
+    /// How much the recent recordings may hold: bytes on disk (in all) and sessions (per camera: an owner's part before
+    /// its last `/`). Past either the oldest go first. An
     /// undelivered object never gives way to them: eviction for space takes recent recordings before anything waiting.
     public let recentBytes: Int
     public let recentSessions: Int

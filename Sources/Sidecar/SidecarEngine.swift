@@ -50,7 +50,7 @@ public final class SidecarEngine: SidecarControl, Service {
                     try SegmentSpool(directory: state.appendingPathComponent("spool"),
                                      capacity: configuration.spoolCapacityMiB << 20,
                                      recentBytes: configuration.recentRecordingsMiB << 20,
-                                     recentSessions: CameraRecorder.recentClipsKept * configuration.cameras.count, logger: logger))
+                                     recentSessions: CameraRecorder.recentClipsKept, logger: logger))
         }
         let credentials = self.credentials
         var cameras: [CameraService] = []

@@ -7,10 +7,13 @@ import Foundation
 /// with each suspicious number (negative, fractional or above 255) set to 0, and names the first one whose
 /// replacement gets the decoder past that point; then it tries that field at the edges of the integer widths to
 /// say which range the field takes (`zoneID: must be an integer 0…65535; got 70000`). Bounded: at most
-/// `maxCandidates` retries to find the field and four per width to find its range, on a body the API already capped
-/// at 64 KiB, and only for a request already refused.
+/// `maxCandidates` retries to find the field and four per width to find its range, only for a request already
+/// refused, and only on a body of at most `maxProbedBytes`: every command's body is far smaller, and a 64 KiB body
+/// (the API's cap) was decoded up to 400 times per request (issue 47's review). A larger one gets the decoder's own
+/// refusal.
 enum NumberRangeProbe {
     static let maxCandidates = 16
+    static let maxProbedBytes = 8 << 10
 
     private enum Step { case key(String), index(Int) }
 
@@ -25,7 +28,7 @@ enum NumberRangeProbe {
     /// `decode` stands for the body's type (``RequestBodyTypes`` keeps them by operation). Returns the refusal's text,
     /// naming the field (and its range, where one of ``widths`` is it).
     static func refusal(decoding decode: (Data) throws -> Void, from data: Data) -> String? {
-        guard let root = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return nil }
+        guard data.count <= maxProbedBytes, let root = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return nil }
         var candidates: [[Step]] = []
         collect(root, path: [], into: &candidates)
         /// Whether the body decodes past its numbers with `value` at `path` (another kind of error may still follow).

@@ -17,14 +17,42 @@ extension PushAVStreamTransportServer {
     /// Sends the End owed to every recording the previous process began and never ended (it was killed, or the
     /// power went): logged with the next event numbers, so a controller reading the event log from where it left off
     /// sees every Begin matched. Call once at start, before recording. Returns the recordings ended, by connection ID.
+    ///
+    /// A recording whose End is in the log after its Begin already got it: only the store's record of that End failed
+    /// (an I/O error) before the process died. Its stale record is cleared and no second End goes out (a chaos run
+    /// found one: a libfiu write fault, then kill -9).
     @discardableResult
     public func endRecordingsInterruptedByTheLastStop() -> [UInt16: OpenRecording] {
-        let owed = interruptedRecordings
+        var owed = interruptedRecordings
         interruptedRecordings = [:]
+        let logged = owed.isEmpty ? [] : ((try? endpointEvents.logged(after: 0, fabric: nil, limit: 1 << 30)) ?? [])
         for (connectionID, recording) in owed.sorted(by: { $0.key < $1.key }) {
+            if Self.endLogged(connectionID, recording, in: logged) {
+                do { try persistence.save(openRecording: nil, connectionID: connectionID) } catch { endpointEvents.report(error) }
+                owed[connectionID] = nil
+                continue
+            }
             endRecording(connectionID, recording)
         }
         return owed
+    }
+
+    /// Whether `logged` holds an End of `recording` after its latest Begin.
+    static func endLogged(_ connectionID: UInt16, _ recording: OpenRecording, in logged: [LoggedTransportEvent]) -> Bool {
+        guard recording.containerType == .cmaf,
+              let begin = logged.last(where: { entry in
+                  if case .pushTransportBegin(let begin) = entry.event {
+                      return begin.connectionID == connectionID && begin.cmafSessionNumber == recording.sessionNumber
+                  }
+                  return false
+              })
+        else { return false }
+        return logged.contains { entry in
+            if case .pushTransportEnd(let end) = entry.event {
+                return entry.number > begin.number && end.connectionID == connectionID && end.cmafSessionNumber == recording.sessionNumber
+            }
+            return false
+        }
     }
 
     /// The number the next event will get (every event so far has a lower one).

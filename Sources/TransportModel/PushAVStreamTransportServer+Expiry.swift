@@ -20,6 +20,7 @@ extension PushAVStreamTransportServer {
     public func runExpiryTimer(reportError: @escaping @Sendable (TransportCommandError) -> Void = { _ in }) async {
         while !Task.isCancelled {
             do { try removeExpiredConnections() } catch { reportError(error) }
+            saveUnsavedEnds()
             let now = clock.now()
             let earliest = connections.values.compactMap(\.expiryDeadline).min() ?? .distantFuture
             do { try await clock.sleep(until: min(earliest, now.addingTimeInterval(1))) } catch { return }

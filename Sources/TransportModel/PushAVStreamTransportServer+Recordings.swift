@@ -44,6 +44,7 @@ extension PushAVStreamTransportServer {
         }
         sessionNumbers[connectionID] = sessionNumber
         recordings[connectionID] = recording
+        unsavedEnds.remove(connectionID)  // the Begin's record replaced the stale one
         endpointEvents.publish(begin, logged: persistenceLogsEvents)
         return sessionNumber
     }
@@ -56,6 +57,22 @@ extension PushAVStreamTransportServer {
         guard let recording = recordings[connectionID], recording.sessionNumber == sessionNumber else { return false }
         endRecording(connectionID, recording)
         return true
+    }
+
+    /// Writes again the End records that failed (see ``unsavedEnds``); a connection recording again has a newer record.
+    func saveUnsavedEnds() {
+        for connectionID in unsavedEnds.sorted() {
+            guard recordings[connectionID] == nil else {
+                unsavedEnds.remove(connectionID)
+                continue
+            }
+            do {
+                try persistence.save(openRecording: nil, connectionID: connectionID)
+                unsavedEnds.remove(connectionID)
+            } catch {
+                return  // the store still fails: the next tick tries again
+            }
+        }
     }
 
     /// The session number of the recording running on `connectionID`, if any.
@@ -83,8 +100,15 @@ extension PushAVStreamTransportServer {
 
     func endRecording(_ connectionID: UInt16, _ recording: OpenRecording) {
         recordings[connectionID] = nil
-        // A failed write only means a restart after a crash would send this End once more.
-        do { try persistence.save(openRecording: nil, connectionID: connectionID) } catch { endpointEvents.report(error) }
+        // A failed write is tried again (``saveUnsavedEnds()``); only a crash before that succeeds sends this End once
+        // more at the next start.
+        do {
+            try persistence.save(openRecording: nil, connectionID: connectionID)
+            unsavedEnds.remove(connectionID)
+        } catch {
+            unsavedEnds.insert(connectionID)
+            endpointEvents.report(error)
+        }
         emit(.pushTransportEnd(PushTransportEnd(
             connectionID: connectionID, containerType: recording.containerType,
             cmafSessionNumber: recording.containerType == .cmaf ? recording.sessionNumber : nil)),

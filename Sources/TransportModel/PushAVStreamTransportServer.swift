@@ -39,6 +39,9 @@ public actor PushAVStreamTransportServer {
     var recordings: [UInt16: OpenRecording] = [:]
     /// Recordings the previous process began and did not end (see ``endRecordingsInterruptedByTheLastStop()``).
     var interruptedRecordings: [UInt16: OpenRecording]
+    /// Connections whose End went out but whose record of it failed (an I/O error): written again every second by the
+    /// expiry timer, so that a restart does not send that End a second time. Bounded: one entry per connection.
+    var unsavedEnds: Set<UInt16> = []
     var changeBroadcast = Broadcast<TransportChange>()
     /// The endpoint's event numbering, log and broadcast, shared with the other clusters' events.
     var endpointEvents: EndpointEvents

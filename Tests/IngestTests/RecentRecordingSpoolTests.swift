@@ -55,6 +55,20 @@ import TestSupport
         #expect(try spool.recentFiles(2, owner: "cam1/1") == nil)
     }
 
+    /// The count bound is per camera (issue 47's review: it was one bound for all, "20 per camera" in the README), so
+    /// a busy camera does not push a quiet one's recordings off its page.
+    @Test func theSessionBoundIsPerCamera() throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let t0 = Date(timeIntervalSince1970: 1_000_000)
+        let spool = try SegmentSpool(directory: directory, recentSessions: 2, logger: .quiet)
+        try Self.record(1, in: spool, label: "cam2/1@b", started: t0)  // the quiet camera's one recording, the oldest
+        for session in SessionNumber(1)...3 { try Self.record(session, in: spool, started: t0 + Double(session.rawValue)) }
+        let kept = try spool.recentRecordings()
+        #expect(kept.filter { $0.owner == "cam1/1" }.map(\.session) == [3, 2])
+        #expect(kept.filter { $0.owner == "cam2/1" }.map(\.session) == [1])
+    }
+
     @Test func theOldestRecentRecordingsGoPastTheBounds() throws {
         let directory = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -1,7 +1,8 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import SidecarAPI
+@testable import SidecarAPI
+import Synchronization
 import Testing
 
 /// A request the API cannot take as it is, and the answer it must get.
@@ -120,6 +121,32 @@ let badRequests: [BadRequest] = [
             // The service still answers after all of that.
             let health = try await client.call(.get, "/health")
             #expect(health.status == .ok)
+        }
+    }
+}
+
+/// The probe that names a number's field is bounded: a few dozen decodes for a small body, none past
+/// ``NumberRangeProbe/maxProbedBytes`` (a 64 KiB body was decoded up to 400 times per refused request).
+@Suite struct NumberRangeProbeBoundTests {
+    struct Body: Decodable {
+        var connectionID: UInt16
+        var padding: String
+    }
+
+    @Test(arguments: [(100, true), (NumberRangeProbe.maxProbedBytes + 1, false)])
+    func probesOnlySmallBodies(size: Int, probed: Bool) {
+        let prefix = #"{"connectionID":70000,"padding":""#
+        let body = Data((prefix + String(repeating: "x", count: max(0, size - prefix.count - 2)) + #""}"#).utf8)
+        let decodes = Mutex(0)
+        let refusal = NumberRangeProbe.refusal(decoding: { data in
+            decodes.withLock { $0 += 1 }
+            _ = try JSONDecoder().decode(Body.self, from: data)
+        }, from: body)
+        if probed {
+            #expect(refusal == "connectionID: must be an integer 0…65535; got 70000")
+            #expect(decodes.withLock { $0 } <= NumberRangeProbe.maxCandidates + 24)
+        } else {
+            #expect(refusal == nil && decodes.withLock { $0 } == 0)
         }
     }
 }

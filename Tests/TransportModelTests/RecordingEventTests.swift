@@ -1,5 +1,6 @@
 import Domain
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 @testable import TransportModel
@@ -167,5 +168,69 @@ struct RecordingEventTests {
         let b = await collect(second)
         #expect(a.count == 2)
         #expect(a == b)
+    }
+}
+
+/// An End whose record fails (an I/O error) is written again by the expiry timer's tick, so that a restart does not
+/// send it a second time (a chaos run: a libfiu write fault, then kill -9, and the controller saw two Ends).
+@Suite struct UnsavedEndTests {
+    /// Keeps the open-recording records; the first `failures` Ends' writes fail.
+    final class FlakyEndRecords: TransportPersistence, @unchecked Sendable {
+        let initial: PersistentTransportState
+        let state = Mutex<(open: [UInt16: OpenRecording], failures: Int, endWrites: Int)>(([:], 0, 0))
+        init(_ initial: PersistentTransportState, failures: Int) {
+            self.initial = initial
+            state.withLock { $0.failures = failures }
+        }
+        func load() throws -> PersistentTransportState { initial }
+        func save(connections: [StoredConnection], lastConnectionID: UInt16?) throws {}
+        func deleteConnections(_ connectionIDs: [UInt16]) throws {}
+        func save(registries: TransportRegistries, changed: RegistrySections) throws {}
+        func saveBegin(sessionNumber: SessionNumber, openRecording recording: OpenRecording, connectionID: UInt16,
+                       event: LoggedTransportEvent?) throws {
+            state.withLock { $0.open[connectionID] = recording }
+        }
+        func save(openRecording recording: OpenRecording?, connectionID: UInt16) throws {
+            try state.withLock { state in
+                state.endWrites += 1
+                if recording == nil && state.failures > 0 {
+                    state.failures -= 1
+                    throw CocoaError(.fileWriteUnknown)
+                }
+                state.open[connectionID] = recording
+            }
+        }
+    }
+
+    @Test func aFailedEndRecordIsWrittenAgain() async throws {
+        let records = FlakyEndRecords(PersistentTransportState(registries: standardRegistries()), failures: 2)
+        let server = try PushAVStreamTransportServer(capabilities: TransportCapabilities(maxZones: 3), persistence: records,
+                                                     clock: ManualClock())
+        let id = try await server.allocatePushTransport(continuousOptions(), fabric: fabric1).connectionID
+        try await server.setTransportStatus(connectionID: id, transportStatus: .active, fabric: fabric1)
+        let session = try await server.recordingStarted(connectionID: id, trigger: .continuous)
+        #expect(await server.recordingEnded(connectionID: id, sessionNumber: session))
+        #expect(records.state.withLock { $0.open[id] } != nil, "the End's record failed")
+        await server.saveUnsavedEnds()  // fails again: kept
+        #expect(records.state.withLock { $0.open[id] } != nil)
+        await server.saveUnsavedEnds()
+        #expect(records.state.withLock { $0.open[id] } == nil, "written again")
+        let writes = records.state.withLock { $0.endWrites }
+        await server.saveUnsavedEnds()
+        #expect(records.state.withLock { $0.endWrites } == writes, "nothing left to write")
+    }
+
+    /// A new Begin's record replaces the stale one: the retry must not clear it.
+    @Test func aNewBeginSupersedesTheRetry() async throws {
+        let records = FlakyEndRecords(PersistentTransportState(registries: standardRegistries()), failures: 1)
+        let server = try PushAVStreamTransportServer(capabilities: TransportCapabilities(maxZones: 3), persistence: records,
+                                                     clock: ManualClock())
+        let id = try await server.allocatePushTransport(continuousOptions(), fabric: fabric1).connectionID
+        try await server.setTransportStatus(connectionID: id, transportStatus: .active, fabric: fabric1)
+        let first = try await server.recordingStarted(connectionID: id, trigger: .continuous)
+        #expect(await server.recordingEnded(connectionID: id, sessionNumber: first))
+        let second = try await server.recordingStarted(connectionID: id, trigger: .continuous)
+        await server.saveUnsavedEnds()
+        #expect(records.state.withLock { $0.open[id]?.sessionNumber } == second)
     }
 }

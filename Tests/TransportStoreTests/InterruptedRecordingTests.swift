@@ -25,6 +25,9 @@ struct InterruptedRecordingTests {
         case endedAfterDeallocate
         /// Deallocated while recording, and killed before the recorder's End: owed, although the connection is gone.
         case killedAfterDeallocate
+        /// The recorder ended it and the End was logged, but the store's record of the End failed (an I/O error),
+        /// then kill -9: nothing is owed, and no second End goes out.
+        case endLoggedButItsRecordFailed
         var testDescription: String { rawValue }
     }
 
@@ -49,6 +52,11 @@ struct InterruptedRecordingTests {
                 #expect(await server.recordingEnded(connectionID: id, sessionNumber: session))
             case .killedAfterDeallocate:
                 try await server.deallocatePushTransport(connectionID: id, fabric: fabric2)
+            case .endLoggedButItsRecordFailed:
+                #expect(await server.recordingEnded(connectionID: id, sessionNumber: session))
+                // What the failed write left: the recording still recorded as open.
+                try store.save(openRecording: OpenRecording(sessionNumber: session, containerType: .cmaf, fabricIndex: fabric2),
+                               connectionID: id)
             }
             let before = try await server.loggedEvents(after: 0, fabric: nil, limit: 100)
             try store.close()  // the process is gone: nothing else of it runs

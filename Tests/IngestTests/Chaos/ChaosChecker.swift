@@ -34,6 +34,8 @@ struct ChaosObservations: Sendable {
     struct Fault: Sendable, Hashable {
         enum Kind: Sendable, Hashable {
             case ingestDown(ChaosSchedule.Ingest)
+            /// Answers 401 for a few requests: delivery stalls behind the back-off.
+            case ingestRefuses(ChaosSchedule.Ingest)
             /// Answers stalled past the uploader's timeout: a 2xx may arrive after the uploader gave up waiting.
             case ingestSlow(ChaosSchedule.Ingest)
             case ingestRejectsObject(ChaosSchedule.Ingest)
@@ -46,6 +48,14 @@ struct ChaosObservations: Sendable {
         var kind: Kind
         var from: Date
         var until: Date
+
+        /// Whether it keeps objects from leaving the spool, so that the spool can fill.
+        var holdsDeliveryBack: Bool {
+            switch kind {
+            case .ingestDown, .ingestRefuses, .ingestSlow, .lossyLink: true
+            default: false
+            }
+        }
     }
 
     /// One answered PUT at an ingest: 2xx only (what the ingest holds).
@@ -227,7 +237,8 @@ enum ChaosChecker {
     }
 
     /// The fault that forced `object`'s loss, from the closed list; nil when none did.
-    /// - evicted: the spool evicted its whole session while an ingest was down (the spool filled);
+    /// - evicted: the spool evicted its whole session after a fault held delivery back (an ingest down, refusing or
+    ///   stalling, a lossy link: the spool filled);
     /// - refused for good: the ingest rejected that object (the schedule's `ingestRejectsOneObject`, every
     ///   `segment_1003`), and the uploader gave it up;
     /// - I/O error: the spool could not write it while a libfiu fault held;
@@ -239,7 +250,7 @@ enum ChaosChecker {
         for line in seen.logLines where line.contains(label) {
             guard let time = time(of: line) else { continue }
             if line.contains("evicted a whole session"), field("session", in: line) == "\(written.session)",
-               seen.faults.contains(where: { if case .ingestDown = $0.kind { $0.from <= time } else { false } }) {
+               seen.faults.contains(where: { $0.holdsDeliveryBack && $0.from <= time }) {
                 return "evicted"
             }
             if line.contains("upload given up"), field("object", in: line) == object, object.hasSuffix("segment_1003.m4s"),
@@ -251,7 +262,7 @@ enum ChaosChecker {
                 return "I/O error"
             }
             if line.contains(object), line.contains("is lost"), line.contains("spool is full") || line.contains("spool refused"),
-               seen.faults.contains(where: { if case .ingestDown = $0.kind { $0.from <= time } else { false } }) {
+               seen.faults.contains(where: { $0.holdsDeliveryBack && $0.from <= time }) {
                 return "refused by a full spool"
             }
         }

@@ -212,6 +212,7 @@ final class ChaosRun: @unchecked Sendable {
                 try await self.close("down-\(ingest)") { try await self.startIngest(ingest) }
             }
         case .ingestRefuses(let ingest, let times):
+            note(.ingestRefuses(ingest), seconds: nil)
             ingests[ingest]!.endpoint.inject(.status(401), times: times)
         case .ingestRejectsOneObject(let ingest):
             note(.ingestRejectsObject(ingest), seconds: nil)
