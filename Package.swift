@@ -220,6 +220,7 @@ let package = Package(
                 "Domain", "Sidecar", "Motion", "TransportModel", "Ingest", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // The throwaway PKI, and `pushav serve --demo` run as a process.

@@ -34,6 +34,9 @@ extension SegmentUploader {
         var wakeups: AsyncStream<Void>.AsyncIterator
         /// Failed journal commits in a row of the object the lane is at (see ``journalDelivered(_:)``).
         var journalFailures = 0
+        /// Whether the lane has chosen a spooled object yet: only its first can have been sent by an earlier delivery
+        /// (a lane sends in order and commits each delivery before the next).
+        var choseSpooledObject = false
     }
 
     /// Commits `object`'s delivery to the spool's journal. A failed commit is a fault, not silence: it is logged and
@@ -56,7 +59,7 @@ extension SegmentUploader {
     }
 
     /// Commits again a delivery whose commit failed (the lane's next object): on success the lane moves on; on
-    /// failure it waits (100 ms doubling to 5 s) and tries again — it never sends the object.
+    /// failure it waits (the state machine's backoff) and tries again — it never sends the object.
     private func journalAgain(_ object: UploadObject, lane: inout Lane) async -> LaneStep<Work> {
         if await journalDelivered(object) {
             lane.journalFailures = 0
@@ -64,7 +67,7 @@ extension SegmentUploader {
             return .again
         }
         lane.journalFailures += 1
-        let delay = min(Duration.milliseconds(100) * (1 << min(lane.journalFailures - 1, 6)), .seconds(5))
+        let delay = lane.machine.delay(afterJournalFailure: lane.journalFailures, using: &lane.random)
         return await pause(delay) ? .again : .stop
     }
 
@@ -124,6 +127,10 @@ extension SegmentUploader {
                     // Interface-2 order across lanes; the lane that delivers what this waits for wakes it.
                     _ = await lane.wakeups.next()
                     return .again
+                }
+                if !lane.choseSpooledObject {
+                    lane.choseSpooledObject = true
+                    if entry.createdAt < startedAt { lane.machine.mayHaveArrivedBefore(entry.object) }
                 }
                 return .proceed(.spooled(entry.object, bytes: entry.bytes))
             }

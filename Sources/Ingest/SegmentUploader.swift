@@ -56,6 +56,9 @@ public final class SegmentUploader: Sendable {
     public let segmentDuration: Duration
     let client: HTTPClient
     public let logger: Logger
+    /// When this uploader was made: an object spooled before it may have been sent by an earlier one (see
+    /// ``UploadStateMachine/mayHaveArrivedBefore(_:)``).
+    let startedAt = Date()
     let shared = Mutex(Shared())
     let newTracks: AsyncStream<TrackName>
     let newTracksContinuation: AsyncStream<TrackName>.Continuation

@@ -203,6 +203,15 @@ public struct UploadStateMachine: Sendable {
         return .retry(after: delay)
     }
 
+    /// Call before the first attempt of `object` when an earlier delivery may have sent it: the first object of a
+    /// track that a stopped delivery (a restart, a kill -9, a replaced delivery) left in the spool can have reached the
+    /// ingest just before the stop, with the journal never hearing of it. A strict ingest refuses such a copy (the CSA
+    /// server refuses a track's header twice), and that refusal must not be reported as the object given up: it
+    /// counts as delivered unconfirmed, like a copy of an unanswered attempt in this process.
+    public mutating func mayHaveArrivedBefore(_ object: UploadObject) {
+        unansweredObject = object
+    }
+
     /// Call when the lane learns that `header` will not be sent again (given up earlier, e.g. before a restart, so
     /// it is no longer in the spool): from now on a 412 for a segment of its session counts as a permanent rejection.
     public mutating func headerIsGone(_ header: UploadObject) {
@@ -211,6 +220,13 @@ public struct UploadStateMachine: Sendable {
 
     private func isIncurable412(_ code: Int, for object: UploadObject) -> Bool {
         code == 412 && !object.isHeader && headersGivenUp.contains(.header(session: object.session, track: object.track))
+    }
+
+    /// Call when committing a delivery to the spool's journal failed: the object stays delivered (the lane keeps it
+    /// in memory and never sends it again), and the commit is tried again after the policy's backoff. There is no
+    /// budget: giving up an object the ingest holds would report a loss that did not happen.
+    public func delay(afterJournalFailure failures: Int, using random: inout some RandomNumberGenerator) -> Duration {
+        policy.backoff(attempt: failures, using: &random)
     }
 
     /// Call when the lane could not read what it was about to send from the spool (journal or file): a failed attempt

@@ -255,6 +255,16 @@ public final class RecordingControl: Sendable {
         for waiter in waiting { waiter.call() }
     }
 
+    /// The manual triggers no pass applied: handed over after the recording's last take (a looped file's pass ending,
+    /// a source lost). Taking them empties the inbox; the owner hands them to the next pass, or counts them lost when
+    /// there is none. Without this a trigger that came as a looped file reached its end was dropped without a word.
+    public func takeUnappliedTriggers() -> [(connection: UInt16, trigger: Trigger)] {
+        inbox.withLock { inbox in
+            defer { inbox.triggers.removeAll() }
+            return inbox.triggers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        }
+    }
+
     /// ManuallyTriggerTransport for `connection`; merges with one not yet applied (the later reason and time
     /// control win). Returns true if it merged.
     @discardableResult

@@ -118,6 +118,9 @@ public final class CameraRecorder: Sendable {
 
     // MARK: Connections
 
+    /// What the camera was last told to record.
+    var desired: DesiredRecordings { state.withLock { $0.desired } }
+
     /// What the camera should record now: every connection's desired recording, the zones and Zone Management's
     /// triggers. Replaces the previous state; the running pass reconciles to it at its next packet, and every later
     /// pass starts from it. Nothing is queued, so nothing can be dropped or reordered.
@@ -148,15 +151,24 @@ public final class CameraRecorder: Sendable {
 
     /// ManuallyTriggerTransport. Without a source there are no frames to record: logged and counted.
     public func trigger(_ id: UInt16, reason: TriggerActivationReasonEnum, timeControl: ClipTimeControl?) {
-        guard let control = state.withLock({ $0.control }), control.statistics.packetsRead > 0 else {
-            state.withLock { $0.lostTriggers += 1 }
+        // Handed to the pass's control under the same lock that replaces the control between passes: a trigger never
+        // lands in a control whose unapplied triggers were already carried to the next pass.
+        let merged = state.withLock { state -> Bool? in
+            guard let control = state.control, control.statistics.packetsRead > 0 else {
+                state.lostTriggers += 1
+                return nil
+            }
+            return control.trigger(connection: id, reason: reason, timeControl: timeControl)
+        }
+        switch merged {
+        case nil:
             lostTriggers.increment()
             logger.warning("manual trigger while the camera source is down: nothing can be recorded",
                            metadata: ["connection": "\(id)"])
-            return
-        }
-        if control.trigger(connection: id, reason: reason, timeControl: timeControl) {
+        case true?:
             logger.info("manual trigger merged with one not yet applied (same media time)", metadata: ["connection": "\(id)"])
+        case false?:
+            break
         }
     }
 
@@ -259,7 +271,13 @@ public final class CameraRecorder: Sendable {
         while !stop.isRequested && !Task.isCancelled {
             let control = RecordingControl()
             state.withLock { state in
-                if let previous = state.control { state.keep(previous.statistics) }
+                if let previous = state.control {
+                    state.keep(previous.statistics)
+                    // A looped file's next pass: triggers that came as the last one reached its end are applied here.
+                    for (connection, trigger) in previous.takeUnappliedTriggers() {
+                        control.trigger(connection: connection, reason: trigger.reason, timeControl: trigger.timeControl)
+                    }
+                }
                 state.control = control
                 state.source = state.reconnects == 0 ? .connecting : .reconnecting
                 control.publish(state.desired)
@@ -303,7 +321,7 @@ public final class CameraRecorder: Sendable {
                 continue  // a file standing in for a camera: play it again
             }
             let reason = failure ?? "the source ended"
-            state.withLock { state in
+            let unapplied = state.withLock { state in
                 state.lastError = reason
                 state.source = .reconnecting
                 state.reconnects += 1
@@ -311,6 +329,14 @@ public final class CameraRecorder: Sendable {
                 // triggers were accepted) through the whole backoff. Without a pass there is no control.
                 state.keep(control.statistics)
                 state.control = nil
+                let unapplied = control.takeUnappliedTriggers()
+                state.lostTriggers += unapplied.count
+                return unapplied
+            }
+            for (connection, _) in unapplied {
+                lostTriggers.increment()
+                logger.warning("manual trigger came as the camera source was lost: nothing can be recorded",
+                               metadata: ["connection": "\(connection)"])
             }
             reconnects.increment()
             logger.warning("camera source lost; reconnecting", metadata: ["error": "\(reason)", "retryIn": "\(backoff)"])

@@ -43,6 +43,11 @@ final class CameraService: Service, Sendable {
     let running = Mutex(Running())
     /// Reconciles (and the start's resumption of stored destinations) run one at a time.
     let reconciling = SerialGate()
+    /// Changes of the cluster not reconciled yet (see ``follow(_:)``).
+    let changesPending = Atomic<Bool>(false)
+    /// Counts, for tests and the logs: changes the follower took from the cluster, and reconciles run.
+    let changesFollowed = Atomic<Int>(0)
+    let reconcileRuns = Atomic<Int>(0)
     /// `pushav_connections_refused_without_tls_endpoint_total{camera}`.
     let refusedWithoutTLSEndpoint: Counter
 
@@ -137,19 +142,44 @@ final class CameraService: Service, Sendable {
     /// How long the deliveries may go on after the recorder stopped; what is left stays in the spool.
     static let uploadGrace: Duration = .seconds(3)
 
-    /// Reconciles after each change; passes each manual trigger on once the changes before it are applied.
+    /// Reconciles after changes, a burst of them at once: a reconcile reads the cluster's whole current state, so one
+    /// run after N changes applies all N (one full reconcile per change let a burst of commands queue that many). The
+    /// bound: the stream holds what the follower has not taken yet, one entry per command the cluster accepted, and
+    /// the follower takes each at once (it never waits for a reconcile, except before a manual trigger); the changes
+    /// it took are one flag and one pending wake-up. A manual trigger is passed on once the changes before it are
+    /// applied: it runs any reconcile still owed, in the same gate as the others, before the trigger.
     func follow(_ changes: AsyncStream<TransportChange>) async {
-        for await change in changes {
-            switch change {
-            case .manuallyTriggered(let trigger):
-                recorder.trigger(trigger.connectionID, reason: trigger.activationReason,
-                                 timeControl: ClipTimeControl(trigger.timeControl))
-            case .registriesChanged:
-                running.withLock { $0.retryEpoch += 1 }
-                await reconcile()
-            case .allocated, .modified, .statusChanged, .deallocated:
-                await reconcile()
+        let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await _ in wakes { await self.reconcileIfChanged() }
             }
+            for await change in changes {
+                changesFollowed.add(1, ordering: .relaxed)
+                switch change {
+                case .manuallyTriggered(let trigger):
+                    await reconcileIfChanged()
+                    recorder.trigger(trigger.connectionID, reason: trigger.activationReason,
+                                     timeControl: ClipTimeControl(trigger.timeControl))
+                case .registriesChanged:
+                    running.withLock { $0.retryEpoch += 1 }
+                    changesPending.store(true, ordering: .sequentiallyConsistent)
+                    wake.yield()
+                case .allocated, .modified, .statusChanged, .deallocated:
+                    changesPending.store(true, ordering: .sequentiallyConsistent)
+                    wake.yield()
+                }
+            }
+            wake.finish()
+        }
+    }
+
+    /// Reconciles if a change came since the last one: the flag is taken inside the gate, so whoever finds it set
+    /// (the follower's reconciler or a manual trigger) applies the changes before anything else passes the gate.
+    private func reconcileIfChanged() async {
+        await reconciling.run {
+            guard self.changesPending.exchange(false, ordering: .sequentiallyConsistent) else { return }
+            await self.reconcileNow()
         }
     }
 
@@ -162,6 +192,7 @@ final class CameraService: Service, Sendable {
     }
 
     func reconcileNow() async {
+        reconcileRuns.add(1, ordering: .relaxed)
         let state = await server.desiredState()
         let muted = attributes.withLock { $0.recordingMicrophoneMuted }
         let registries = state.registries

@@ -49,6 +49,10 @@ public struct DeliveryLifecycle: Sendable, Hashable {
         case closed(recorderCaughtUp: Bool)
         /// The recorder applied a desired state without this destination.
         case recorderCaughtUp
+        /// The delivery is stopped (replaced, out of patience, or a shutdown's grace passed). An open one closes as if
+        /// nothing could record for it any more; a closing one keeps waiting for what it owes (a replaced delivery may
+        /// owe a session still being written, which must reach the spool before its successor runs).
+        case stopped
         /// ``DestinationUpload/sessionWriteLimit`` passed since ``closed(recorderCaughtUp:)``.
         case writeLimitExpired
     }
@@ -102,6 +106,9 @@ public struct DeliveryLifecycle: Sendable, Hashable {
         case .recorderCaughtUp:
             recorderCaughtUp = true
             return endIfDone()
+        case .stopped:
+            guard phase == .open else { return [] }
+            return handle(.closed(recorderCaughtUp: true))
         case .writeLimitExpired:
             guard phase == .closing else { return [] }
             phase = .ended

@@ -116,12 +116,10 @@ public final class DestinationUpload: Sendable {
     /// ``run()`` returns now: uploads in flight are cancelled, what is left stays in the spool. Events already handed
     /// over, and those of sessions still owed (at most ``sessionWriteLimit``), are still spooled.
     public func stop() {
-        // A delivery already closed keeps what it waits for (a replaced one may owe a session still being written).
-        if !isClosed { close() }
+        feed(.stopped)
         stopped.open()
     }
 
-    public var isClosed: Bool { lifecycle.withLock { $0.phase != .open } }
 
     /// How long ``close(recorderCatchesUp:)`` waits for sessions still owed: a session whose end never comes (a
     /// recorder stuck on a dead source) must not hold a Deallocate's delivery or a shutdown forever.

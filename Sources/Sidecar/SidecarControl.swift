@@ -244,11 +244,14 @@ public struct CameraStatus: Codable, Sendable, Hashable {
 /// `GET /health`.
 @MemberwiseInit
 public struct SidecarHealth: Codable, Sendable, Hashable {
-    /// "ok" when every camera streams, "degraded" otherwise.
+    /// "ok" when every camera streams and the spool can be read, "degraded" otherwise.
     public var status: String
     public var cameras: [String: CameraStatus.SourceState]
-    /// Objects waiting in the spool.
-    public var pendingUploads: Int
+    /// Objects waiting in the spool; nil when the spool cannot be read (a 0 there would say "all delivered" while
+    /// nothing is known).
+    public var pendingUploads: Int?
+    /// Why the spool could not be read; nil when it could.
+    public var spoolError: String? = nil
 }
 
 /// `GET /ready` (answered 200 when ``ready``, 503 otherwise, with this body either way).

@@ -212,11 +212,21 @@ extension SidecarEngine {
                                    clientCertificateChain: [Data(request.clientCertificate.utf8)],
                                    privateKey: Data(request.clientKey.utf8))
         // The first camera's cluster hands out the ID (choosing and storing in one step: concurrent creations get
-        // different IDs); every other camera stores the endpoint under it.
+        // different IDs); every other camera stores the endpoint under it. One TLS command at a time, so the cameras'
+        // copies never diverge.
         guard let first = cameras.first else { throw .im(.failure, "no camera configured") }
-        endpoint.endpointID = try await first.server.addTLSEndpointUnderFreeID(endpoint)
-        for camera in cameras.dropFirst() { try await camera.server.setTLSEndpoint(endpoint) }
-        return endpoint.endpointID
+        let cameras = self.cameras
+        let endpointToAdd = endpoint
+        return try await tlsCommands.run { () async -> Result<UInt16, TransportCommandError> in
+            var endpoint = endpointToAdd
+            do throws(TransportCommandError) {
+                endpoint.endpointID = try await first.server.addTLSEndpointUnderFreeID(endpoint)
+                for camera in cameras.dropFirst() { try await camera.server.setTLSEndpoint(endpoint) }
+                return .success(endpoint.endpointID)
+            } catch {
+                return .failure(error)
+            }
+        }.get()
     }
 
     public func tlsEndpoints(fabric: FabricIndex) async -> [TLSEndpointSummary] {
@@ -236,13 +246,24 @@ extension SidecarEngine {
         guard await tlsEndpoints(fabric: fabric).contains(where: { $0.endpointID == endpointID }) else {
             throw .im(.notFound, "endpointID: fabric \(fabric) has no TLS endpoint \(endpointID)")
         }
-        for camera in cameras {
-            let inUse = await camera.server.allConnections().contains {
-                $0.fabricIndex == fabric && $0.transportOptions.tlsEndpointID == endpointID
+        // Camera by camera, each removal refused in the camera's own step if a connection uses the endpoint; a
+        // refusal puts it back where it was removed already, so every camera keeps the same endpoints.
+        let cameras = self.cameras
+        try await tlsCommands.run { () async -> Result<Void, TransportCommandError> in
+            var removedFrom: [(CameraService, TLSEndpoint)] = []
+            for camera in cameras {
+                let key = TLSEndpointKey(fabricIndex: fabric, endpointID: endpointID)
+                guard let endpoint = await camera.server.currentRegistries.tls.endpoints[key] else { continue }
+                do throws(TransportCommandError) {
+                    try await camera.server.removeUnusedTLSEndpoint(fabricIndex: fabric, endpointID: endpointID)
+                    removedFrom.append((camera, endpoint))
+                } catch {
+                    for (camera, endpoint) in removedFrom { try? await camera.server.setTLSEndpoint(endpoint) }
+                    return .failure(error)
+                }
             }
-            if inUse { throw .im(.invalidInState, "endpointID: TLS endpoint \(endpointID) is used by a connection") }
-        }
-        for camera in cameras { try await camera.server.removeTLSEndpoint(fabricIndex: fabric, endpointID: endpointID) }
+            return .success(())
+        }.get()
         do {
             try await pruneEndpointKeys()
         } catch {
@@ -274,9 +295,12 @@ extension SidecarEngine {
 
     public func health() async -> SidecarHealth {
         let statuses = await cameraStatuses()
-        let pending = (try? await spool.statistics().queueDepth) ?? 0
-        return SidecarHealth(status: statuses.allSatisfy { $0.state == .streaming } ? "ok" : "degraded",
+        var pending: Int?
+        var spoolError: String?
+        do { pending = try await spool.statistics().queueDepth } catch { spoolError = "\(error)" }
+        let healthy = statuses.allSatisfy { $0.state == .streaming } && spoolError == nil
+        return SidecarHealth(status: healthy ? "ok" : "degraded",
                              cameras: Dictionary(statuses.map { ($0.id, $0.state) }, uniquingKeysWith: { a, _ in a }),
-                             pendingUploads: pending)
+                             pendingUploads: pending, spoolError: spoolError)
     }
 }

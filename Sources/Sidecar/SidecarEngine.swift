@@ -23,6 +23,9 @@ public final class SidecarEngine: SidecarControl, Service {
     /// start): they have no URL or certificates left to go to, so they stay in the spool and are reported.
     public let unreachableSpool: [String: Int]
     let cameras: [CameraService]
+    /// TLS endpoint commands, one at a time: each changes every camera's copy, and two interleaved would leave the
+    /// copies different.
+    let tlsCommands = SerialGate()
     /// Drops private keys nothing refers to any more.
     let keyPruning: EndpointKeyPruning
     let logger: Logger

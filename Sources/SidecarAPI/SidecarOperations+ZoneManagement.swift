@@ -8,7 +8,7 @@ extension SidecarOperations {
     func zoneManagementAttributes(
         _ input: Operations.ZoneManagementAttributes.Input
     ) async throws -> Operations.ZoneManagementAttributes.Output {
-        .ok(.init(body: .json(await try control.transportServer(camera: input.path.camera).zoneManagementAttributes)))
+        .ok(.init(body: .json(try await control.transportServer(camera: input.path.camera).zoneManagementAttributes)))
     }
 
     func createTwoDCartesianZone(

@@ -14,6 +14,15 @@ extension PushAVStreamTransportServer {
         try updateRegistries { registries throws(TransportCommandError) in try registries.tls.addUnderFreeID(endpoint) }
     }
 
+    /// Removes the endpoint unless a connection of this camera uses it: the check and the removal are one step of
+    /// this actor, so an Allocate or Modify naming it cannot slip in between (it is refused, or the removal is).
+    public func removeUnusedTLSEndpoint(fabricIndex: FabricIndex, endpointID: UInt16) throws(TransportCommandError) {
+        if connections.values.contains(where: { $0.fabricIndex == fabricIndex && $0.transportOptions.tlsEndpointID == endpointID }) {
+            throw .im(.invalidInState, "endpointID: TLS endpoint \(endpointID) is used by a connection")
+        }
+        try removeTLSEndpoint(fabricIndex: fabricIndex, endpointID: endpointID)
+    }
+
     public func removeTLSEndpoint(fabricIndex: FabricIndex, endpointID: UInt16) throws(TransportCommandError) {
         try updateRegistries { $0.tls.remove(TLSEndpointKey(fabricIndex: fabricIndex, endpointID: endpointID)) }
     }

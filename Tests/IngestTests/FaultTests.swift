@@ -108,6 +108,46 @@ import Testing
         await server.stop()
     }
 
+    /// After a restart the first spooled object of a track may have reached the ingest just before the stop (sent,
+    /// then killed before its journal commit). A strict ingest refuses the copy; that refusal is not the header given
+    /// up (issue 47): it counts as delivered unconfirmed, and the session's segments follow. Before the fix the header
+    /// was given up and every segment after it too (a 412 for a header given up is final).
+    @Test func aRecoveredHeaderRefusedAsACopyCountsAsDeliveredUnconfirmed() async throws {
+        let setup = try await Setup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        // What an earlier run left: every object spooled a minute ago, none journalled as delivered.
+        let spool = try SegmentSpool(directory: setup.directory.appendingPathComponent("spool"), logger: .quiet)
+        let earlier = Date().addingTimeInterval(-60)
+        for object in setup.media.objects { try await spool.store(object.bytes, for: object.object, connection: "test", now: earlier) }
+        for session in Set(setup.media.objects.map(\.object.session)) { try await spool.finishSession(session, connection: "test") }
+        setup.endpoint.inject(.status(400), times: 3, matching: "video.init")
+        let server = try await setup.endpoint.start(pki: setup.pki)
+        let run = try UploadRun.start(url: "https://localhost:\(server.port)/", tls: setup.pki.clientMaterial, spool: spool)
+        let summary = await run.finish()
+        #expect(summary.failure == nil && summary.complete)
+        #expect(summary.givenUp == 0 && summary.givenUpObjects.isEmpty, "given up: \(summary.givenUpObjects)")
+        #expect(summary.unconfirmedObjects == [.header(session: 1, track: "video")], "unconfirmed: \(summary.unconfirmedObjects)")
+        let segments = setup.media.objects.filter { !$0.object.isHeader && $0.object.track == "video" }.count
+        let stored = setup.endpoint.storedPaths.filter { $0.contains("/video/") && $0.hasSuffix(".m4s") }.count
+        #expect(stored == segments, "\(stored) of \(segments) video segments stored")
+        #expect(setup.endpoint.pendingFaults == 0)
+        await server.stop()
+    }
+
+    /// An object spooled by this uploader itself is no copy: refused for good, it is given up as before.
+    @Test func anObjectSpooledAfterTheStartRefusedForGoodIsGivenUp() async throws {
+        let setup = try await Setup()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        setup.endpoint.inject(.status(400), times: 3, matching: "video.init")
+        let server = try await setup.endpoint.start(pki: setup.pki)
+        let run = try setup.upload(port: server.port)
+        try await run.feed(setup.media.events)
+        let summary = await run.finish()
+        #expect(summary.givenUpObjects.contains(.header(session: 1, track: "video")), "given up: \(summary.givenUpObjects)")
+        #expect(summary.unconfirmed == 0)
+        await server.stop()
+    }
+
     /// Down (connection refused), then resetting every connection, then up: nothing lost, order kept.
     @Test func endpointDownThenResettingThenBack() async throws {
         let setup = try await Setup()

@@ -319,6 +319,19 @@ struct FixedRandom: RandomNumberGenerator {
         #expect(SegmentUploader.outcome(of: error).mayHaveArrived == mayHaveArrived, "\(error)")
     }
 
+    /// An object an earlier delivery may have sent: its permanent refusal is a copy refused, not the object given up.
+    @Test func anObjectMaybeSentBeforeARestartIsUnconfirmedWhenRefused() {
+        var machine = UploadStateMachine(policy: policy)
+        var random = SystemRandomNumberGenerator()
+        machine.mayHaveArrivedBefore(header)
+        for _ in 1...2 { _ = machine.decide(after: .status(400), for: header, using: &random) }
+        guard case .deliveredUnconfirmed = machine.decide(after: .status(400), for: header, using: &random) else {
+            Issue.record("not delivered unconfirmed")
+            return
+        }
+        #expect(machine.headersGivenUp.isEmpty)
+    }
+
     /// Only the object's own unanswered attempt makes its rejections unconfirmed; the mark goes with the next object.
     @Test func anotherObjectsUnansweredAttemptDoesNotCount() {
         var machine = UploadStateMachine(policy: policy)

@@ -175,3 +175,19 @@ extension RecordingControl {
         #expect(statistics.motionPeriods.first?.start == origin.addingTimeInterval(50))
     }
 }
+
+/// A trigger that comes after a pass's last take (a looped file reaching its end) is not dropped: the owner takes it
+/// from the ended control and hands it to the next pass (the serve race test lost round 23 this way).
+@Suite struct UnappliedTriggerTests {
+    @Test func triggersNoPassAppliedAreTakenOnceInConnectionOrder() {
+        let control = RecordingControl()
+        control.recordingEnded()
+        control.trigger(connection: 3, reason: .userInitiated, timeControl: nil)
+        control.trigger(connection: 1, reason: .automation, timeControl: nil)
+        #expect(control.trigger(connection: 3, reason: .emergency, timeControl: nil), "a second trigger merges")
+        let taken = control.takeUnappliedTriggers()
+        #expect(taken.map(\.connection) == [1, 3])
+        #expect(taken.last?.trigger.reason == .emergency, "the later reason wins")
+        #expect(control.takeUnappliedTriggers().isEmpty, "taken once")
+    }
+}

@@ -51,6 +51,11 @@ import TestSupport
         ("a Begin asked after the events ended is not owed (its events are lost, and said so)",
          [.closed(recorderCaughtUp: true), .beginAsked(t(1)), .beginAccepted(t(1), 1)],
          [[.startWriteLimit, .endEvents], [], []]),
+        ("stopping an open delivery closes it with the recorder caught up",
+         [.beginAsked(t(1)), .stopped, .beginRefused(t(1))], [[], [.startWriteLimit], [.endEvents]]),
+        ("stopping a closing delivery keeps what it owes",
+         [.beginAsked(t(1)), .beginAccepted(t(1), 3), .closed(recorderCaughtUp: false), .stopped, .recorderCaughtUp, .sessionWritten(3)],
+         [[], [], [.startWriteLimit], [], [], [.endEvents]]),
         ("an answer to a Begin never asked is ignored",
          [.beginAccepted(t(9), 9), .closed(recorderCaughtUp: true)], [[], [.startWriteLimit, .endEvents]]),
     ]

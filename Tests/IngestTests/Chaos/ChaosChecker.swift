@@ -68,8 +68,10 @@ struct ChaosObservations: Sendable {
     /// Every 2xx at each ingest, in order.
     var arrivals: [ChaosSchedule.Ingest: [Arrival]] = [:]
     var faults: [Fault] = []
-    /// When the last start, made only to read the event log, began: its own recordings have not ended when it is read.
-    var lastStart: Date?
+    /// The newest event number logged before the last start, made only to read the event log: the events after it
+    /// are that start's own, and its recordings have not ended when the log is read. (By number, not time: the log
+    /// keeps whole seconds, so a Begin just after the start could read as one just before it.)
+    var lastEventBeforeLastStart: UInt64?
     /// Begin and End events (the event log and the live stream together, by number).
     var events: [Event] = []
     /// What each ingest stored (paths as the PUT named them).
@@ -130,7 +132,7 @@ enum ChaosChecker {
             let b = begins[key]?.count ?? 0
             let e = ends[key]?.count ?? 0
             // A recording the last start (made only to read the event log) began is still running when it is read.
-            let runningAtTheEnd = e == 0 && seen.lastStart.map { start in begins[key]!.allSatisfy { $0.time >= start } } ?? false
+            let runningAtTheEnd = e == 0 && seen.lastEventBeforeLastStart.map { last in begins[key]!.allSatisfy { $0.number > last } } ?? false
             if b == 1 && e != 1 && !runningAtTheEnd { problems.append("connection \(key[0]) session \(key[1]): \(e) Ends for its Begin") }
             if b == 0 { problems.append("connection \(key[0]) session \(key[1]): an End without a Begin") }
         }
@@ -142,7 +144,7 @@ enum ChaosChecker {
 
         // (4) Nothing dropped without a log line: a session that reached no ingest is named where it was lost.
         let arrived = Set(sessionGeneration.keys)
-        let observed = begins.filter { _, list in seen.lastStart.map { start in list.contains { $0.time < start } } ?? true }
+        let observed = begins.filter { _, list in seen.lastEventBeforeLastStart.map { last in list.contains { $0.number <= last } } ?? true }
         for key in observed.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where !arrived.contains(key) {
             let (connection, session) = (key[0], key[1])
             let named = seen.logLines.contains { line in

@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import Foundation
+import GRDB
+import Ingest
 import NIOHTTP1
 import Synchronization
 import Testing
@@ -26,6 +28,12 @@ final class ChaosRun: @unchecked Sendable {
     /// Per ingest, how many down windows are open now; per fault, how many windows.
     private let windows = Mutex<[String: Int]>([:])
     private var serve: Serve!
+    /// Commands and restarts, one at a time. A fault window closes on a task of its own (privacy off when its time is
+    /// up); without this its command could reach a process a restart is stopping — recorded as "no answer in time"
+    /// (seed 111 of the 40-seed run) — or read `serve` while the restart replaces it.
+    private let lifecycle = SerialGate()
+    /// Every command's answer, from the run's task and the windows' alike.
+    private let commandLog = Mutex<[ChaosObservations.Command]>([])
     private var feed: EventFeed?
     private var feeds: [EventFeed] = []
     private var runs = 0
@@ -88,6 +96,7 @@ final class ChaosRun: @unchecked Sendable {
         }
         try await serve.shutdown()
         await stopIngests()
+        observations.commands = commandLog.withLock { $0 }
         return observations
     }
 
@@ -132,13 +141,16 @@ final class ChaosRun: @unchecked Sendable {
     /// A command through the API, recorded with its answer (nil status: no answer in time).
     @discardableResult
     private func send(_ name: String, _ body: [String: Any], method: HTTPMethod = .POST, path: String? = nil) async -> UInt? {
-        do {
-            let (status, text) = try await serve.request(method, path ?? "/v1/cameras/cam1/commands/\(name)", JSON.text(body))
-            observations.commands.append(.init(name: name, status: status, body: text))
-            return status
-        } catch {
-            observations.commands.append(.init(name: name, status: nil, body: "\(error)"))
-            return nil
+        let text = JSON.text(body)
+        return await lifecycle.run { () async -> UInt? in
+            do {
+                let (status, text) = try await self.serve.request(method, path ?? "/v1/cameras/cam1/commands/\(name)", text)
+                self.commandLog.withLock { $0.append(.init(name: name, status: status, body: text)) }
+                return status
+            } catch {
+                self.commandLog.withLock { $0.append(.init(name: name, status: nil, body: "\(error)")) }
+                return nil
+            }
         }
     }
 
@@ -150,7 +162,7 @@ final class ChaosRun: @unchecked Sendable {
             let from = Date()
             let (status, text) = try await serve.request(.POST, "/v1/cameras/cam1/commands/allocatePushTransport",
                                                          JSON.text(["transportOptions": options(slot)]))
-            observations.commands.append(.init(name: "allocatePushTransport", status: status, body: text))
+            commandLog.withLock { $0.append(.init(name: "allocatePushTransport", status: status, body: text)) }
             guard status == 200,
                   let body = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
                   let configuration = body["transportConfiguration"] as? [String: Any],
@@ -223,15 +235,19 @@ final class ChaosRun: @unchecked Sendable {
             ingests[ingest]!.endpoint.inject(.stall, times: times)
         case .restart(let kill):
             note(kill ? .kill : .terminate, seconds: 0)
-            feed?.stop()
-            if kill {
-                _ = try await serve.stop(SIGKILL)
-            } else {
-                let exited = try await serve.stop(SIGTERM, timeout: .seconds(30))
-                if !exited { observations.commands.append(.init(name: "SIGTERM", status: nil, body: "still running after 30 s")) }
+            try await lifecycle.run {
+                self.feed?.stop()
+                if kill {
+                    _ = try await self.serve.stop(SIGKILL)
+                } else {
+                    let exited = try await self.serve.stop(SIGTERM, timeout: .seconds(30))
+                    if !exited {
+                        self.commandLog.withLock { $0.append(.init(name: "SIGTERM", status: nil, body: "still running after 30 s")) }
+                    }
+                }
+                try await self.serve.shutdown()
+                try await self.start()
             }
-            try await serve.shutdown()
-            try await start()
         case .ioFault(let fault, let seconds):
             note(.ioFault("\(fault)"), seconds: seconds)
             let pid = serve.process.pid
@@ -360,8 +376,12 @@ final class ChaosRun: @unchecked Sendable {
         note(.terminate, seconds: 0)
         _ = try await serve.stop(SIGTERM, timeout: .seconds(30))
         try await serve.shutdown()
-        // A last start reads the event log (and would send any End the last stop still owed).
-        observations.lastStart = Date()
+        // A last start reads the event log (and would send any End the last stop still owed). What was logged before
+        // it is read from the stopped process's store first: the last start's own recordings are told apart by number.
+        let store = directory.appendingPathComponent("state/cameras/cam1.sqlite")
+        observations.lastEventBeforeLastStart = try await DatabaseQueue(path: store.path).read { db in
+            try UInt64.fetchOne(db, sql: "SELECT MAX(number) FROM eventLog") ?? 0
+        }
         try await start()
         var events: [UInt64: ChaosObservations.Event] = [:]
         for event in feeds.flatMap(\.events) {
