@@ -143,6 +143,15 @@ import TestSupport
             $0.arrivals[.a]!.append(.init(path: "k1/g1/session_1/video/segment_1001.m4s", time: t0 + 6))
             $0.faults = [.init(kind: .kill, from: t0 + 5, until: t0 + 5)]
         }, finds: nil),
+        // Seed 120 of the 40-seed run: the old process's 2xx came in its shutdown grace, after the SIGTERM.
+        Case(name: "a segment stored in the old process's shutdown grace and PUT again by the next one", change: {
+            $0.arrivals[.a]!.append(.init(path: "k1/g1/session_1/video/segment_1001.m4s", time: t0 + 4))
+            $0.faults = [.init(kind: .terminate, from: t0 + 2.5, until: t0 + 3.5)]
+        }, finds: nil),
+        Case(name: "a copy before the stopped process exited is within that process", change: {
+            $0.arrivals[.a]!.append(.init(path: "k1/g1/session_1/video/segment_1001.m4s", time: t0 + 4))
+            $0.faults = [.init(kind: .terminate, from: t0 + 2.5, until: t0 + 4.5)]
+        }, finds: "arrived again"),
         Case(name: "a segment PUT again while the link lost answers", change: {
             $0.arrivals[.a]!.append(.init(path: "k1/g1/session_1/video/segment_1001.m4s", time: t0 + 4))
             $0.faults = [.init(kind: .lossyLink, from: t0 + 2, until: t0 + 5)]

@@ -207,7 +207,8 @@ enum ChaosChecker {
     /// Rule (6): per written object.
     static func objectViolations(_ seen: ChaosObservations) -> [String] {
         var problems: [String] = []
-        let restarts = seen.faults.filter { $0.kind == .kill || $0.kind == .terminate }.map(\.from)
+        // When each stopped process had exited (its fault's end): a copy after that is the next process's.
+        let restarts = seen.faults.filter { $0.kind == .kill || $0.kind == .terminate }.map { $0.until == .distantFuture ? $0.from : $0.until }
         for written in Self.written(in: seen.logLines) {
             let destinations = seen.generations.filter { $0.connection == written.connection }
             for object in written.objects {

@@ -246,6 +246,7 @@ final class ChaosRun: @unchecked Sendable {
                     }
                 }
                 try await self.serve.shutdown()
+                self.noteProcessExited()
                 try await self.start()
             }
         case .ioFault(let fault, let seconds):
@@ -305,6 +306,14 @@ final class ChaosRun: @unchecked Sendable {
     private func note(_ kind: ChaosObservations.Fault.Kind, seconds: Double?, startingIn delay: Double = 0) {
         let now = Date() + delay
         observations.faults.append(.init(kind: kind, from: now, until: seconds.map { now + $0 } ?? .distantFuture))
+    }
+
+    /// A restart's stopped process has exited: its fault ends here, before the next process starts. A 2xx before this
+    /// and a copy after it are one per process (the old process may have been cut off in its shutdown grace before it
+    /// read the answer: seed 120 of the 40-seed run).
+    private func noteProcessExited() {
+        guard let index = observations.faults.lastIndex(where: { $0.kind == .kill || $0.kind == .terminate }) else { return }
+        observations.faults[index].until = Date()
     }
 
     private func setPrivacy(_ on: Bool) async {
@@ -376,6 +385,7 @@ final class ChaosRun: @unchecked Sendable {
         note(.terminate, seconds: 0)
         _ = try await serve.stop(SIGTERM, timeout: .seconds(30))
         try await serve.shutdown()
+        noteProcessExited()
         // A last start reads the event log (and would send any End the last stop still owed). What was logged before
         // it is read from the stopped process's store first: the last start's own recordings are told apart by number.
         let store = directory.appendingPathComponent("state/cameras/cam1.sqlite")
