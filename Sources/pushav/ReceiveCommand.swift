@@ -128,7 +128,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         let scheme = tls == nil ? "http" : "https"
         let app = try server.makeApplication { port in
             // Unbuffered: scripts wait for this line to know the port.
-            FileHandle.standardOutput.write(Data("pushav receive: listening on \(scheme)://\(host):\(port)/ storing under \(root)\n".utf8))
+            StandardOutput.write("pushav receive: listening on \(scheme)://\(host):\(port)/ storing under \(root)\n")
         }
         try await app.runService()
     }

@@ -191,14 +191,14 @@ extension ServeCommand {
             listen: listenAddress, duration: demoDuration.map { .milliseconds(Int64($0 * 1000)) },
             metrics: ServeMetrics.bootstrap())
         let demo = SidecarDemo(options: options, logger: logger) { line in
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            StandardOutput.write(line + "\n")
         }
         do {
             try await demo.run()
         } catch let error as ServeError {
             throw CLIError(error.description)
         }
-        FileHandle.standardOutput.write(Data("pushav serve --demo: stopped; everything is under \(options.directory.path)\n".utf8))
+        StandardOutput.write("pushav serve --demo: stopped; everything is under \(options.directory.path)\n")
     }
 }
 

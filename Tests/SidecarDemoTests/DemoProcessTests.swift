@@ -47,6 +47,21 @@ import TestSupport
         }
     }
 
+    /// `pushav serve --demo | head -3`: once `head` has its lines and goes, the demo ends as a pipeline expects — by
+    /// SIGPIPE (status 141), without Foundation's "Fatal error … Broken pipe" and its backtrace (issue 51: it exited
+    /// with status 132 after a 10 s register dump).
+    @Test func demoEndsQuietlyWhenItsOutputIsClosed() async throws {
+        let directory = try TestPaths.scratchDirectory("demo-pipe")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let errors = directory.appendingPathComponent("stderr")
+        let script = #""$0" serve --demo --demo-duration 30 --state "$1" 2>"$2" | head -3 >/dev/null; echo "status=${PIPESTATUS[0]}""#
+        let output = try await ChildProcess.output("/bin/bash", ["-c", script, TestPaths.pushav.path,
+                                                                 directory.appendingPathComponent("demo").path, errors.path])
+        let stderr = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+        #expect(output.contains("status=141"), "\(output)\n\(stderr.suffix(3000))")
+        #expect(!stderr.contains("Fatal error") && !stderr.contains("Broken pipe"), "\(stderr.suffix(3000))")
+    }
+
     /// The shell commands between the banner's curl heading and the clip list (the `#` line is a comment).
     static func curlExample(in output: String) -> String? {
         guard let start = output.range(of: "Allocate a second transport by hand"),
