@@ -70,6 +70,7 @@ extension PushAVStreamTransportServer {
 
     /// Ends every subscription (at shutdown): iteration finishes after the values already sent.
     public func finishSubscriptions() {
+        saveUnsavedEnds()  // an End held back by a failed record goes out now if its record can be written
         endpointEvents.finish()
         changeBroadcast.finish()
     }

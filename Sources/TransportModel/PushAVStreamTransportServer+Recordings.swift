@@ -33,6 +33,13 @@ extension PushAVStreamTransportServer {
         let recording = OpenRecording(sessionNumber: sessionNumber, containerType: containerType,
                                       fabricIndex: connection.fabricIndex)
         if let earlier = recordings[connectionID] { endRecording(connectionID, earlier) }
+        // An End still held back must go out before this Begin, and only once its record is written: otherwise no
+        // Begin (a fault forces a dropped clip, not a second End).
+        if let held = unsavedEnds[connectionID] {
+            try write { try persistence.save(openRecording: nil, connectionID: connectionID) }
+            unsavedEnds[connectionID] = nil
+            emit(held.event, fabric: held.fabric)
+        }
         // Numbered after the earlier End, logged in the Begin's own commit where the store is also the log.
         let begin = endpointEvents.numbered(.pushTransportBegin(PushTransportBegin(
             connectionID: connectionID, triggerType: triggerType, activationReason: activationReason,
@@ -44,7 +51,6 @@ extension PushAVStreamTransportServer {
         }
         sessionNumbers[connectionID] = sessionNumber
         recordings[connectionID] = recording
-        unsavedEnds.remove(connectionID)  // the Begin's record replaced the stale one
         endpointEvents.publish(begin, logged: persistenceLogsEvents)
         return sessionNumber
     }
@@ -59,19 +65,17 @@ extension PushAVStreamTransportServer {
         return true
     }
 
-    /// Writes again the End records that failed (see ``unsavedEnds``); a connection recording again has a newer record.
-    func saveUnsavedEnds() {
-        for connectionID in unsavedEnds.sorted() {
-            guard recordings[connectionID] == nil else {
-                unsavedEnds.remove(connectionID)
-                continue
-            }
+    /// Writes again the End records that failed (see ``unsavedEnds``) and sends each End once its record is written.
+    public func saveUnsavedEnds() {
+        for connectionID in unsavedEnds.keys.sorted() {
+            guard let held = unsavedEnds[connectionID] else { continue }
             do {
                 try persistence.save(openRecording: nil, connectionID: connectionID)
-                unsavedEnds.remove(connectionID)
             } catch {
                 return  // the store still fails: the next tick tries again
             }
+            unsavedEnds[connectionID] = nil
+            emit(held.event, fabric: held.fabric)
         }
     }
 
@@ -100,18 +104,17 @@ extension PushAVStreamTransportServer {
 
     func endRecording(_ connectionID: UInt16, _ recording: OpenRecording) {
         recordings[connectionID] = nil
-        // A failed write is tried again (``saveUnsavedEnds()``); only a crash before that succeeds sends this End once
-        // more at the next start.
+        let end = CameraEvent.pushTransportEnd(PushTransportEnd(
+            connectionID: connectionID, containerType: recording.containerType,
+            cmafSessionNumber: recording.containerType == .cmaf ? recording.sessionNumber : nil))
+        // Sent once its record is written; a failed write holds it back and is tried again (``unsavedEnds``).
         do {
             try persistence.save(openRecording: nil, connectionID: connectionID)
-            unsavedEnds.remove(connectionID)
         } catch {
-            unsavedEnds.insert(connectionID)
+            unsavedEnds[connectionID] = (end, recording.fabricIndex)
             endpointEvents.report(error)
+            return
         }
-        emit(.pushTransportEnd(PushTransportEnd(
-            connectionID: connectionID, containerType: recording.containerType,
-            cmafSessionNumber: recording.containerType == .cmaf ? recording.sessionNumber : nil)),
-             fabric: recording.fabricIndex)
+        emit(end, fabric: recording.fabricIndex)
     }
 }

@@ -39,9 +39,11 @@ public actor PushAVStreamTransportServer {
     var recordings: [UInt16: OpenRecording] = [:]
     /// Recordings the previous process began and did not end (see ``endRecordingsInterruptedByTheLastStop()``).
     var interruptedRecordings: [UInt16: OpenRecording]
-    /// Connections whose End went out but whose record of it failed (an I/O error): written again every second by the
-    /// expiry timer, so that a restart does not send that End a second time. Bounded: one entry per connection.
-    var unsavedEnds: Set<UInt16> = []
+    /// Ends whose record failed (an I/O error), held back: an End goes out only once the store says the recording is
+    /// over. Sent at once, a restart before the record was written sent it again — two Ends for one Begin (seed 140
+    /// of the 40-seed chaos run). Written again every second by the expiry timer and at shutdown, and sent then; a
+    /// stop before that leaves the record open, and the next start sends the End — once. Bounded: one per connection.
+    var unsavedEnds: [UInt16: (event: CameraEvent, fabric: FabricIndex)] = [:]
     var changeBroadcast = Broadcast<TransportChange>()
     /// The endpoint's event numbering, log and broadcast, shared with the other clusters' events.
     var endpointEvents: EndpointEvents
