@@ -18,6 +18,12 @@ struct EndpointEvents {
     private(set) var upcomingNumber: UInt64
     /// Numbers below this are reserved in the log; reaching it reserves the next block first.
     private var reservedBelow: UInt64
+    /// Events broadcast whose append failed, oldest first: appended again before the next event and on every
+    /// ``appendUnlogged()`` (the server's one-second tick), so an event a subscriber saw is in the log too — a
+    /// controller that reconnects reads the log (seed 139 of the 40-seed chaos run: an End was broadcast while the
+    /// store failed, and was in no log). Bounded by ``unloggedKept``: past it the oldest is given up, reported.
+    private var unlogged: [LoggedTransportEvent] = []
+    static let unloggedKept = 10_000
 
     /// Continues the numbering `log` reserved; throws its error when it cannot be read.
     init(log: any TransportEventLog, reportFailure: @escaping @Sendable (any Error) -> Void) throws {
@@ -50,10 +56,33 @@ struct EndpointEvents {
     /// Logs `entry` (unless `logged`: it already is) and broadcasts it.
     mutating func publish(_ entry: LoggedTransportEvent, logged: Bool) {
         if !logged {
-            do { try log.append(entry) } catch { reportFailure(error) }
+            appendUnlogged()
+            if unlogged.isEmpty {
+                do { try log.append(entry) } catch {
+                    reportFailure(error)
+                    unlogged.append(entry)
+                }
+            } else {
+                unlogged.append(entry)  // after the older ones, in number order
+                if unlogged.count > Self.unloggedKept {
+                    unlogged.removeFirst()
+                    reportFailure(EventLogBacklogFull(kept: Self.unloggedKept))
+                }
+            }
         }
         broadcast.send(entry)
     }
+
+    /// Appends the events whose append failed, oldest first, until one fails again.
+    mutating func appendUnlogged() {
+        while let first = unlogged.first {
+            do { try log.append(first) } catch { return }
+            unlogged.removeFirst()
+        }
+    }
+
+    /// Events broadcast and not yet in the log.
+    var unloggedCount: Int { unlogged.count }
 
     /// A failure that is not worth stopping for (the event or the state change goes on), told the same way.
     func report(_ error: any Error) { reportFailure(error) }
@@ -77,4 +106,11 @@ struct EndpointEvents {
         }
         return number
     }
+}
+
+/// The event log failed for so long that ``EndpointEvents/unloggedKept`` events waited: the oldest is given up (it was
+/// broadcast, and is missing from the log).
+struct EventLogBacklogFull: Error, CustomStringConvertible {
+    let kept: Int
+    var description: String { "the event log failed for \(kept) events in a row: the oldest is not logged" }
 }

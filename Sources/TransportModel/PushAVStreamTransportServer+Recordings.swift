@@ -67,6 +67,7 @@ extension PushAVStreamTransportServer {
 
     /// Writes again the End records that failed (see ``unsavedEnds``) and sends each End once its record is written.
     public func saveUnsavedEnds() {
+        endpointEvents.appendUnlogged()
         for connectionID in unsavedEnds.keys.sorted() {
             guard let held = unsavedEnds[connectionID] else { continue }
             do {
