@@ -45,9 +45,15 @@ extension ServeEndToEndTests {
             func arrived(_ ingest: ServeIngest, _ prefix: String, _ session: Int) -> Bool {
                 ingest.endpoint.storedPaths.contains { $0.hasPrefix("\(prefix)session_\(session)/") && $0.hasSuffix(".m4s") }
             }
-            // Every session reaches one ingest, with a segment at least; none reaches both.
+            // A clip the Modify ended before its first keyframe has no frame to send: the recorder drops it, logged
+            // ("clip dropped", with its session) and counted — a recording gap the README names, not a delivery loss.
+            // Seen once in 24 rounds on CI (fresh clone, loaded 2-core machine).
+            let dropped = Set(serve.process.output.split(separator: "\n").filter { $0.contains("clip dropped") && $0.contains("connection=\(id) ") }
+                .compactMap { line in sessions.first { line.contains(" session=\($0) ") } })
+            #expect(dropped.count <= 2, "clips dropped: \(dropped.sorted())")
+            // Every other session reaches one ingest, with a segment at least; none reaches both.
             try await Fixtures.waitUntil("every session at an ingest", timeout: .seconds(60)) {
-                sessions.allSatisfy { arrived(a, "a/", $0) || arrived(b, "b/", $0) }
+                sessions.subtracting(dropped).allSatisfy { arrived(a, "a/", $0) || arrived(b, "b/", $0) }
             }
             for session in sessions.sorted() {
                 #expect(!(arrived(a, "a/", session) && arrived(b, "b/", session)), "session \(session) reached both ingests")
