@@ -19,12 +19,8 @@ import TransportModel
         defer { running.cancel() }
         let camera = try #require(engine.cameras.first)
         let server = camera.server
-        try await Shell.run("""
-            openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout key.pem -out cert.pem \
-              -days 2 -subj /CN=camera 2>/dev/null
-            """, in: directory)
-        let cert = try Data(contentsOf: directory.appendingPathComponent("cert.pem"))
-        let key = try Data(contentsOf: directory.appendingPathComponent("key.pem"))
+        let identity = try await SelfSignedIdentity.make(in: directory)
+        let (cert, key) = (identity.certificate, identity.key)
         try await server.setTLSEndpoint(TLSEndpoint(fabricIndex: 1, endpointID: 1, hostname: "localhost", port: 9,
                                                     caCertificate: cert, clientCertificateChain: [cert], privateKey: key))
         let options = try JSONDecoder().decode(TransportOptionsStruct.self, from: Data("""

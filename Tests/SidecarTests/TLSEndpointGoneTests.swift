@@ -12,12 +12,8 @@ import TransportModel
     @Test func aConnectionWithoutItsTLSEndpointIsRefusedUntilItIsBack() async throws {
         let directory = try TestPaths.scratchDirectory("tls-gone")
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await Shell.run("""
-            openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout key.pem -out cert.pem \
-              -days 2 -subj /CN=camera 2>/dev/null
-            """, in: directory)
-        let cert = try Data(contentsOf: directory.appendingPathComponent("cert.pem"))
-        let key = try Data(contentsOf: directory.appendingPathComponent("key.pem"))
+        let identity = try await SelfSignedIdentity.make(in: directory)
+        let (cert, key) = (identity.certificate, identity.key)
         let logs = LogRecorder()
         let engine = try await SidecarEngine(
             configuration: ServeConfiguration(

@@ -15,12 +15,8 @@ import TransportModel
         let engine = try await SidecarEngine(configuration: ServeConfiguration(
             state: directory.appendingPathComponent("state").path,
             cameras: [CameraConfiguration(id: "cam1", source: media), CameraConfiguration(id: "cam2", source: media)]))
-        try await Shell.run("""
-            openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout key.pem -out cert.pem \
-              -days 2 -subj /CN=camera 2>/dev/null
-            """, in: directory)
-        let cert = try String(contentsOf: directory.appendingPathComponent("cert.pem"), encoding: .utf8)
-        let key = try String(contentsOf: directory.appendingPathComponent("key.pem"), encoding: .utf8)
+        let identity = try await SelfSignedIdentity.make(in: directory)
+        let (cert, key) = (identity.certificatePEM, identity.keyPEM)
         let request = TLSEndpointRequest(hostname: "ingest.example", port: 443, caCertificate: cert, clientCertificate: cert,
                                          clientKey: key)
         let cam2 = try #require(await engine.transport(camera: "cam2"))
