@@ -16,7 +16,8 @@ struct InspectCommand: ParsableCommand {
 
             Examples:
               pushav inspect out/session_1
-              pushav inspect out/session_1/video/video.init out/session_1/video/segment_*.m4s --segment-duration 4000
+              pushav inspect out/session_1/video/video.init \\
+                  out/session_1/video/segment_*.m4s --segment-duration 4000
               pushav inspect out --json | jq '.violations'
             """
     )

@@ -22,20 +22,23 @@ struct PushOptions: ParsableArguments {
     @Option(name: .long, help: "Spool directory (default: <out>/.spool).")
     var spool: String?
 
-    @Option(name: .long, help: "Spool capacity in MiB; whole oldest sessions are evicted beyond it.")
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
+        "Spool capacity, ≥ 1 MiB; whole oldest finished sessions are evicted beyond it.", valueName: "MiB"))
     var spoolCapacity: Int = 1024
 
-    @Option(name: .long, help: "Failed attempts in a row for one object before giving up (exit non-zero, spool kept).")
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
+        "Failed attempts in a row for one object before giving up (exit non-zero, spool kept), ≥ 1.", valueName: "attempts"))
     var retryBudget: Int = 12
 
-    @Option(name: .long, help: "Largest retry delay in milliseconds (backoff starts at 1 s, or this if smaller).")
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
+        "Largest retry delay, ≥ 1 ms (backoff starts at 1 s, or this if smaller).", valueName: "ms"))
     var maxBackoff: Int = 60_000
 
-    @Option(name: .long, help: ArgumentHelp(
-        "After Ctrl-C or SIGTERM: milliseconds the uploads may go on before the rest is left in the spool "
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
+        "After Ctrl-C or SIGTERM: how long the uploads may go on before the rest is left in the spool, ≥ 0 ms "
             + "(default: two segment durations, 2000…10000).",
         discussion: "What is left is not lost: `pushav upload` or the next `record --push` delivers it. A second signal "
-            + "exits at once, whatever the grace."))
+            + "exits at once, whatever the grace.", valueName: "ms"))
     var uploadGrace: Int?
 
     func validate() throws {
@@ -46,10 +49,10 @@ struct PushOptions: ParsableArguments {
         if let push, !(push.hasPrefix("https://") || push.hasPrefix("http://")) {
             throw ValidationError("--push must be an http(s) URL, got \(push)")
         }
-        guard retryBudget >= 1, maxBackoff >= 1, spoolCapacity >= 1 else {
-            throw ValidationError("--retry-budget, --max-backoff and --spool-capacity must be positive")
-        }
-        if let uploadGrace, uploadGrace < 0 { throw ValidationError("--upload-grace must be 0 or more milliseconds") }
+        if spoolCapacity < 1 { throw ValidationError("--spool-capacity must be ≥ 1 MiB, got \(spoolCapacity)") }
+        if retryBudget < 1 { throw ValidationError("--retry-budget must be ≥ 1 attempt, got \(retryBudget)") }
+        if maxBackoff < 1 { throw ValidationError("--max-backoff must be ≥ 1 ms, got \(maxBackoff)") }
+        if let uploadGrace, uploadGrace < 0 { throw ValidationError("--upload-grace must be ≥ 0 ms, got \(uploadGrace)") }
     }
 
     /// Opens the spool and the uploader; nil without `--push`. Key material is read into memory only.

@@ -16,9 +16,11 @@ struct ReceiveCommand: AsyncParsableCommand {
             with a player; GET /sessions returns them as JSON.
 
             Examples:
-              pushav receive --root received --port 8443 --cert server.pem --key server.key --client-ca ca.pem
+              pushav receive --root received --port 8443 --cert server.pem \\
+                  --key server.key --client-ca ca.pem
               pushav receive --root received --port 8080 --insecure-http
-              pushav receive --root received --cert server.pem --key server.key --client-ca ca.pem --strict dash
+              pushav receive --root received --cert server.pem --key server.key \\
+                  --client-ca ca.pem --strict dash
             """
     )
 
@@ -123,7 +125,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         do {
             server = try IngestServer(configuration: configuration, logger: logger)
         } catch {
-            throw CLIError("\(error)")
+            throw CLIError(describing: error)
         }
         let scheme = tls == nil ? "http" : "https"
         let app = try server.makeApplication { port in

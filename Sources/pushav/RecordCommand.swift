@@ -73,10 +73,14 @@ struct RecordCommand: AsyncParsableCommand {
 
             Examples:
               pushav record video.mp4 --out out
-              pushav record video.mp4 --out out --sensitivity 10 --initial 5 --max-duration 15 --pre-roll 2000
-              pushav record video.mp4 --out out --zone 1:0,0,640,720 --zone 2:640,0,1280,360,640,720:8
-              pushav record video.mp4 --out out --transport transport.json --no-push --json > report.json
-              pushav record rtsp://cam/stream --out out --trigger continuous --segment-duration 2000 --chunk-duration 500
+              pushav record video.mp4 --out out --sensitivity 10 --initial 5 \\
+                  --max-duration 15 --pre-roll 2000
+              pushav record video.mp4 --out out --zone 1:0,0,640,720 \\
+                  --zone 2:640,0,1280,360,640,720:8
+              pushav record video.mp4 --out out --transport transport.json --no-push \\
+                  --json > report.json
+              pushav record rtsp://cam/stream --out out --trigger continuous \\
+                  --segment-duration 2000 --chunk-duration 500
             """
     )
 
@@ -89,22 +93,30 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(name: .long, help: "What starts a recording: motion or continuous. (default: motion, or the --transport file's)")
     var trigger: TriggerType?
 
-    @Option(name: .long, help: "Motion sensitivity 1 (low) … 10 (high); Google Home: Low 1, Medium 5, High 10. (default: 5)")
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
+        "Motion sensitivity 1 (low) … 10 (high); Google Home: Low 1, Medium 5, High 10. (default: 5)", valueName: "1…10"))
     var sensitivity: Int?
 
-    @Option(name: .long, help: "InitialDuration: seconds a clip lasts after its activation. (default: 10)")
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
+        "InitialDuration: seconds a clip lasts after its activation, 1…65535. (default: 10)", valueName: "seconds"))
     var initial: Int?
 
-    @Option(name: .long, help: "AugmentationDuration: seconds each further motion adds. (default: 5)")
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
+        "AugmentationDuration: seconds each further motion adds, 0…65535. (default: 5)", valueName: "seconds"))
     var augmentation: Int?
 
-    @Option(name: .long, help: "MaxDuration: the longest a clip lasts after its activation, in seconds. (default: 30)")
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
+        "MaxDuration: the longest a clip lasts after its activation, 1…65535 seconds, ≥ --initial. (default: 30)",
+        valueName: "seconds"))
     var maxDuration: Int?
 
-    @Option(name: .long, help: "BlindDuration: seconds motion is ignored after a motion clip. (default: 30)")
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
+        "BlindDuration: seconds motion is ignored after a motion clip, 0…65535. (default: 30)", valueName: "seconds"))
     var blind: Int?
 
-    @Option(name: .long, help: "MaxPreRollLen: how much before the trigger a clip may start, in ms; 0 = none. (default: 4000)")
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
+        "MaxPreRollLen: how much before the trigger a clip may start, 0…65535 ms; 0 = none. (default: 4000)",
+        valueName: "ms"))
     var preRoll: Int?
 
     @Option(name: .long, help: ArgumentHelp(
@@ -118,17 +130,21 @@ struct RecordCommand: AsyncParsableCommand {
         valueName: "id:x1,y1,x2,y2[,…][:sensitivity]"))
     var zone: [ZoneArgument] = []
 
-    @Option(name: .long, help: "Target CMAF segment duration in ms (Matter SegmentDuration, 500…65500). (default: 4000)")
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
+        "Target CMAF segment duration, 500…65500 ms (Matter SegmentDuration). (default: 4000)", valueName: "ms"))
     var segmentDuration: Int?
 
-    @Option(name: .long, help: "CMAF chunk duration in ms, at most half the segment; 0 = no chunks (Matter ChunkDuration). (default: 0)")
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
+        "CMAF chunk duration, 0…65535 ms and at most half the segment; 0 = no chunks (Matter ChunkDuration). (default: 0)",
+        valueName: "ms"))
     var chunkDuration: Int?
 
     @Flag(name: .long, help: ArgumentHelp(
         "CMAF Interface-2 DASH (Matter CMAFInterface 1): each session also gets session_<N>/index.mpd, a dynamic MPD before its headers and a static one after its last segment (uploaded in that order with --push)."))
     var dash = false
 
-    @Option(name: .long, help: "Continuous recording: seconds per CMAF session.")
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
+        "Continuous recording: seconds per CMAF session, ≥ 1.", valueName: "seconds"))
     var sessionLength: Int = 300
 
     @Option(name: .long, help: "A TransportOptions JSON document (Google Home / Matter field names); flags override it.")
@@ -204,10 +220,11 @@ struct RecordCommand: AsyncParsableCommand {
         } catch let failure as RecordingFailure {
             progressLine.clear()
             if let partial = failure.report { try? ReportFile.write(partial, to: output) }
-            throw CLIError("\(failure.underlying)" + (failure.report.map { " (\(ReportFile.summaryOfSaved($0)))" } ?? ""))
+            throw CLIError(ErrorText.sentence(for: failure.underlying)
+                + (failure.report.flatMap(ReportFile.summaryOfSaved).map { " (\($0))" } ?? ""))
         } catch {
             progressLine.clear()
-            throw CLIError("\(error)")
+            throw CLIError(describing: error)
         }
         progressLine.clear()
         // The report first: it describes what is on disk whatever the uploads do next.
@@ -270,10 +287,10 @@ struct RecordCommand: AsyncParsableCommand {
         let isContinuous = t.triggerOptions.triggerType == .continuous
         var control = t.triggerOptions.motionTimeControl
             ?? TransportMotionTriggerTimeControlStruct(initialDuration: 10, augmentationDuration: 5, maxDuration: 30, blindDuration: 30)
-        if let initial { control.initialDuration = try Self.narrow(initial, "--initial") }
-        if let augmentation { control.augmentationDuration = try Self.narrow(augmentation, "--augmentation") }
-        if let maxDuration { control.maxDuration = UInt32(try Self.narrow(maxDuration, "--max-duration") as UInt16) }
-        if let blind { control.blindDuration = try Self.narrow(blind, "--blind") }
+        if let initial { control.initialDuration = try Self.narrow(initial, "--initial", 1...65535, "s") }
+        if let augmentation { control.augmentationDuration = try Self.narrow(augmentation, "--augmentation", 0...65535, "s") }
+        if let maxDuration { control.maxDuration = UInt32(try Self.narrow(maxDuration, "--max-duration", 1...65535, "s")) }
+        if let blind { control.blindDuration = try Self.narrow(blind, "--blind", 0...65535, "s") }
         if isContinuous {
             t.triggerOptions.motionTimeControl = nil
             t.triggerOptions.maxPreRollLen = nil
@@ -281,7 +298,7 @@ struct RecordCommand: AsyncParsableCommand {
             t.triggerOptions.motionSensitivity = nil
         } else {
             t.triggerOptions.motionTimeControl = control
-            if let preRoll { t.triggerOptions.maxPreRollLen = try Self.narrow(preRoll, "--pre-roll") }
+            if let preRoll { t.triggerOptions.maxPreRollLen = try Self.narrow(preRoll, "--pre-roll", 0...65535, "ms") }
             if t.triggerOptions.maxPreRollLen == nil { t.triggerOptions.maxPreRollLen = 4000 }
             if let sensitivity, !(1...10).contains(sensitivity) {
                 throw CLIError("CONSTRAINT_ERROR (0x87): --sensitivity must be 1…10, got \(sensitivity)")
@@ -289,8 +306,8 @@ struct RecordCommand: AsyncParsableCommand {
             try applyZones(to: &t.triggerOptions)
         }
         var cmaf = t.containerOptions.cmafContainerOptions ?? .init(segmentDuration: 4000, chunkDuration: 0)
-        if let segmentDuration { cmaf.segmentDuration = try Self.narrow(segmentDuration, "--segment-duration") }
-        if let chunkDuration { cmaf.chunkDuration = try Self.narrow(chunkDuration, "--chunk-duration") }
+        if let segmentDuration { cmaf.segmentDuration = try Self.narrow(segmentDuration, "--segment-duration", 500...65500, "ms") }
+        if let chunkDuration { cmaf.chunkDuration = try Self.narrow(chunkDuration, "--chunk-duration", 0...65535, "ms") }
         if dash { cmaf.cmafInterface = .interface2DASH }
         t.containerOptions.cmafContainerOptions = cmaf
         let perZone = (t.triggerOptions.motionZones?.value ?? []).contains { $0.sensitivity != nil }
@@ -307,11 +324,13 @@ struct RecordCommand: AsyncParsableCommand {
         return t
     }
 
-    static func narrow(_ value: Int, _ flag: String) throws -> UInt16 {
-        guard let v = UInt16(exactly: value) else {
-            throw CLIError("CONSTRAINT_ERROR (0x87): \(flag) must be 0…65535, got \(value)")
+    /// `value` of `flag` in the cluster's range for its field, stated once here (the help text says the same): one
+    /// message whether it was written `--initial 0`, `--initial -5` or `--initial=-5`.
+    static func narrow(_ value: Int, _ flag: String, _ range: ClosedRange<Int>, _ unit: String) throws -> UInt16 {
+        guard range.contains(value), let narrowed = UInt16(exactly: value) else {
+            throw CLIError("CONSTRAINT_ERROR (0x87): \(flag) must be \(range.lowerBound)…\(range.upperBound) \(unit), got \(value)")
         }
-        return v
+        return narrowed
     }
 
     /// Zones and sensitivity (rule 1 and the cluster's PERZONESENS rules), from the flags over the --transport document.

@@ -59,7 +59,7 @@ struct ServeCommand: AsyncParsableCommand {
               pushav serve --config serve.yaml
               curl -s localhost:8080/v1/cameras
               pushav serve --demo
-              pushav serve --demo --demo-duration 30 --state out/serve-demo
+              pushav serve --demo --demo-duration 30 --state-dir out/serve-demo
             """)
 
     @Option(name: .long, help: "The YAML configuration file.")
@@ -71,10 +71,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "--demo: the media file that plays the camera (default: TestMedia/a_720p30_h264_main.mp4).")
     var demoMedia: String?
 
-    @Option(name: .long, help: "--demo: stop gracefully after this many seconds (default: until SIGINT/SIGTERM).")
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
+        "--demo: stop gracefully after this many seconds (default: until SIGINT/SIGTERM).", valueName: "seconds"))
     var demoDuration: Double?
 
-    @Option(name: .long, help: "--demo: a new or empty folder for its state and received sessions (default: a new temporary folder).")
+    @Option(name: [.customLong("state-dir"), .customLong("state")], help: ArgumentHelp(
+        "--demo: a new or empty folder for its state and received sessions (default: a new temporary folder); "
+            + "without --demo the configuration's `state` says where.", valueName: "dir"))
     var state: String?
 
     @Option(name: .long, help: "Listen on this host:port instead of the configuration's `listen`.")
@@ -97,7 +100,7 @@ struct ServeCommand: AsyncParsableCommand {
         } else {
             guard config != nil else { throw ValidationError("give --config FILE, or --demo") }
             guard demoMedia == nil, demoDuration == nil, state == nil else {
-                throw ValidationError("--demo-media, --demo-duration and --state go with --demo")
+                throw ValidationError("--demo-media, --demo-duration and --state-dir go with --demo")
             }
         }
     }
@@ -114,14 +117,14 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             // A configuration the service cannot run with: one line naming the key and the limit, status 2 (under
             // systemd a configuration error, not a crash to restart from).
-            FileHandle.standardError.write(Data("Error: \(CLIError("\(error)").description)\n".utf8))
+            FileHandle.standardError.write(Data("Error: \(CLIError(describing: error).description)\n".utf8))
             throw ExitCode(2)
         }
         let access: APIAccess
         do {
             access = try await APIAccess.load(configuration, tokenKey: tokenFile != nil ? "--token-file" : "tokenFile")
         } catch {
-            throw CLIError("\(error)")
+            throw CLIError(describing: error)
         }
         // Before the engine: its counters bind to the backend in force when they are made.
         let metrics = ServeMetrics.bootstrap()
@@ -129,7 +132,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             engine = try await SidecarEngine(configuration: configuration, logger: logger)
         } catch {
-            throw CLIError("\(error)")
+            throw CLIError(describing: error)
         }
         try await SidecarAPI.loadResources()
         let router = try SidecarRouter.router(
@@ -181,7 +184,7 @@ extension ServeCommand {
         }
         var listenAddress = ListenAddress(host: "127.0.0.1", port: 0)
         if let listen {
-            do { listenAddress = try ListenAddress(listen, key: "--listen") } catch { throw CLIError("\(error)") }
+            do { listenAddress = try ListenAddress(listen, key: "--listen") } catch { throw CLIError(describing: error) }
             guard listenAddress.isLoopback else {
                 throw CLIError("--listen: --demo listens on loopback only (its API has no token); \(listenAddress) is not loopback")
             }

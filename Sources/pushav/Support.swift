@@ -9,6 +9,8 @@ struct CLIError: Error, CustomStringConvertible {
     let description: String
     /// The message, without the credentials of any URL it quotes (a camera URL in an error about it).
     init(_ description: String) { self.description = CredentialRedaction.redact(description) }
+    /// `error` as one sentence (``ErrorText``).
+    init(describing error: any Error) { self.init(ErrorText.sentence(for: error)) }
 }
 
 enum CLILogging {
@@ -57,7 +59,9 @@ enum ReportFile {
         try Data(try encode(report).utf8).write(to: directory.appendingPathComponent("report.json"), options: .atomic)
     }
 
-    static func summaryOfSaved(_ report: RecordingReport) -> String {
+    /// What a failed recording left complete on disk, for its error line; nil when nothing was written.
+    static func summaryOfSaved(_ report: RecordingReport) -> String? {
+        guard !report.sessions.isEmpty else { return nil }
         let segments = report.sessions.flatMap(\.tracks).map(\.segments.count).reduce(0, +)
         return "\(report.sessions.count) session(s), \(segments) segment file(s) written before the fault are complete"
     }

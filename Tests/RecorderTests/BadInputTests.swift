@@ -69,7 +69,7 @@ struct BadInputTests {
 
     /// Invalid options are answered with the status the Push AV cluster gives for the same TransportOptions.
     @Test(arguments: [
-        (["--segment-duration", "50"], "CONSTRAINT_ERROR (0x87): containerOptions.cmafContainerOptions.segmentDuration"),
+        (["--segment-duration", "50"], "CONSTRAINT_ERROR (0x87): --segment-duration must be 500…65500 ms, got 50"),
         (["--chunk-duration", "3000"], "CONSTRAINT_ERROR (0x87): containerOptions.cmafContainerOptions.chunkDuration"),
         (["--sensitivity", "11"], "CONSTRAINT_ERROR (0x87): --sensitivity must be 1…10, got 11"),
         (["--initial", "20", "--max-duration", "10"], "CONSTRAINT_ERROR (0x87): triggerOptions.motionTimeControl.maxDuration"),
