@@ -11,7 +11,9 @@ extension ServeEndToEndTests {
     @Test func journalWriteFaultsDuringADrainSendNothingTwice() async throws {
         let ingest = try await ServeIngest("journal-faults")
         defer { try? FileManager.default.removeItem(at: ingest.directory) }
-        let port = try LocalPorts.freeTCPPort()
+        // The ingest is down for a while: its port stays held (refusing) until it binds, so no other test takes it.
+        let reservation = try LocalPorts.reserveTCPPort()
+        let port = reservation.port
         let serve = try await Serve(directory: ingest.directory, source: TestPaths.media(Self.media).path,
                                     launcher: ["/usr/bin/fiu-run", "-x"])
         var server: RunningServer?
@@ -35,6 +37,7 @@ extension ServeEndToEndTests {
             // Three in ten pwrite calls fail (SQLite's journal writes among them) while it drains.
             let pid = serve.process.pid
             _ = try await Shell.run("fiu-ctrl -c 'enable_random name=posix/io/rw/pwrite,probability=0.3' \(pid)")
+            reservation.release()
             server = try await ingest.start(port: port)
             try await Fixtures.waitUntil("every session's segments at the ingest", timeout: .seconds(60)) {
                 (1...3).allSatisfy { session in

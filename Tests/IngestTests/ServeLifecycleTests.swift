@@ -166,7 +166,9 @@ extension ServeEndToEndTests {
         let state = ingest.directory.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         try await Shell.run("mount -t tmpfs -o size=3m tmpfs '\(state.path)'")
-        let port = try LocalPorts.freeTCPPort()
+        // The ingest is down for a while: its port stays held (refusing) until it binds, so no other test takes it.
+        let reservation = try LocalPorts.reserveTCPPort()
+        let port = reservation.port
         let serve = try await Serve(directory: ingest.directory, media: Self.media)
         var server: RunningServer?
         do {
@@ -193,6 +195,7 @@ extension ServeEndToEndTests {
             }
             let failedAt = events.events(of: id).map(\.session).max() ?? 1
             try await Shell.run("rm -f '\(state.path)/ballast'")
+            reservation.release()
             server = try await ingest.start(port: port)
             let restored = ContinuousClock.now
             let all = try await events.wait("a Begin once space is back", timeout: .seconds(45)) { events in

@@ -94,7 +94,9 @@ extension ServeEndToEndTests {
     @Test func killMidClipWithTheIngestDownDeliversEverySpooledObjectAfterRestart() async throws {
         let ingest = try await ServeIngest()
         defer { try? FileManager.default.removeItem(at: ingest.directory) }
-        let ingestPort = try LocalPorts.freeTCPPort()  // nothing listens there yet: connection refused
+        // The ingest is down for a while: its port stays held (refusing) until it binds, so no other test takes it.
+        let reservation = try LocalPorts.reserveTCPPort()
+        let ingestPort = reservation.port
         var serve = try await Serve(directory: ingest.directory, media: Self.media)
         var server: RunningServer?
         do {
@@ -120,6 +122,7 @@ extension ServeEndToEndTests {
             let spooled = try Self.files(under: spoolDirectory.appendingPathComponent("objects"))
             #expect(spooled.keys.contains("session_1/video/video.init") && spooled.count >= 3, "\(spooled.keys.sorted())")
 
+            reservation.release()
             server = try await ingest.start(port: ingestPort)
             serve = try await Serve(directory: ingest.directory, source: TestPaths.media(Self.media).path, run: 2)
             try await Fixtures.waitUntil("every spooled object delivered", timeout: .seconds(30)) {

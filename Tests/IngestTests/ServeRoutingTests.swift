@@ -32,7 +32,9 @@ extension ServeEndToEndTests {
             try? FileManager.default.removeItem(at: a.directory)
             try? FileManager.default.removeItem(at: b.directory)
         }
-        let portA = try LocalPorts.freeTCPPort()
+        // The ingest is down for a while: its port stays held (refusing) until it binds, so no other test takes it.
+        let reservationA = try LocalPorts.reserveTCPPort()
+        let portA = reservationA.port
         let serverB = try await b.start()
         var serverA: RunningServer?
         var serve = try await Serve(directory: a.directory, media: Self.media)
@@ -70,6 +72,7 @@ extension ServeEndToEndTests {
                 try await serve.waitUntilStreaming()
                 events = try await serve.subscribe()
             }
+            reservationA.release()
             serverA = try await a.start(port: portA)
             try await Fixtures.waitUntil("session 1 at A", timeout: .seconds(60)) {
                 spooled.keys.allSatisfy { a.endpoint.storedPaths.contains("a/" + $0) }
