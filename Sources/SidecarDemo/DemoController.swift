@@ -24,7 +24,7 @@ final class DemoController: Service, Sendable {
     static let shutdownDeliveryWait = Duration.seconds(6)
 
     let engine: SidecarEngine
-    let pki: ThrowawayPKI
+    let pki: LocalPKI
     let apiHost: String
     let apiPort: PortAnnouncement
     let ingestPort: PortAnnouncement
@@ -40,7 +40,7 @@ final class DemoController: Service, Sendable {
     /// in the spool for the next run.
     private let streamEnded = Mutex<ContinuousClock.Instant?>(nil)
 
-    init(engine: SidecarEngine, pki: ThrowawayPKI, apiHost: String, apiPort: PortAnnouncement, ingestPort: PortAnnouncement,
+    init(engine: SidecarEngine, pki: LocalPKI, apiHost: String, apiPort: PortAnnouncement, ingestPort: PortAnnouncement,
          ingestRoot: URL, media: URL, directory: URL, output: @escaping @Sendable (String) -> Void, logger: Logger) {
         self.engine = engine
         self.pki = pki

@@ -10,7 +10,7 @@ import SidecarAPI
 
 /// `pushav serve --demo`: the whole sidecar on one machine with nothing to configure. A media file, paced at real time
 /// and looped, stands in for camera `cam1`; `pushav receive`'s ingest server runs in the same process on a free
-/// loopback port with ``ThrowawayPKI`` certificates; a ``DemoController`` provisions the TLS endpoint and allocates a
+/// loopback port with ``LocalPKI`` certificates; a ``DemoController`` provisions the TLS endpoint and allocates a
 /// Motion transport through the sidecar's own HTTP API (exactly as a Matter controller would), then prints each
 /// recording's Begin and End events and, once a session is delivered, where the ingest stored it.
 public struct SidecarDemo: Sendable {
@@ -73,7 +73,7 @@ public struct SidecarDemo: Sendable {
             throw ServeError("--state \(directory.path): not empty; the demo starts from nothing (its certificates and "
                              + "ports are new on every run), give it a new or empty folder")
         }
-        let pki = try ThrowawayPKI()
+        let pki = try LocalPKI()
 
         // The ingest endpoint: `pushav receive`'s server, mutual TLS with the throwaway CA.
         let ingestRoot = directory.appendingPathComponent("ingest")

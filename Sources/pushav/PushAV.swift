@@ -26,7 +26,8 @@ struct PushAV: AsyncParsableCommand {
                   --client-ca ca.pem
             """,
         version: PushAV.version,
-        subcommands: [RecordCommand.self, ServeCommand.self, InspectCommand.self, ReceiveCommand.self, UploadCommand.self]
+        subcommands: [RecordCommand.self, ServeCommand.self, InspectCommand.self, ReceiveCommand.self, UploadCommand.self,
+                      CertificatesCommand.self]
     )
 
     /// The release this binary is (`pushav --version`).

@@ -2,6 +2,7 @@ import Foundation
 import Ingest
 import IngestServer
 import Testing
+import TestSupport
 
 /// The CLI end to end: `pushav record --push` against the in-process receiver, and `pushav receive`'s guard rails.
 @Suite(.timeLimit(.minutes(2))) struct PushCommandTests {
@@ -34,6 +35,54 @@ import Testing
         let spool = try SegmentSpool(directory: out.appendingPathComponent(".spool"), logger: .quiet)
         #expect(try await spool.nextSessionNumber(connection: "https://localhost:\(server.port)/") == 2)
         #expect(try await spool.statistics().queueDepth == 0)
+    }
+
+    /// `pushav certificates make` (issue 51: every TLS example assumed the user had a PKI): the files it writes are
+    /// what `pushav receive` and `pushav record --push` need for mutual TLS, and nothing more is needed. Both sides
+    /// are the real processes; a client without the client certificate is refused by the handshake.
+    @Test func madeCertificatesCarryAMutualTLSUpload() async throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pki = directory.appendingPathComponent("pki")
+        let made = try await Fixtures.run(Fixtures.pushav.path, ["certificates", "make", pki.path, "--host", "localhost,127.0.0.1,::1"])
+        #expect(made.status == 0, "\(made.output)")
+        for (name, mode) in [("ca.pem", 0o644), ("server.pem", 0o644), ("server.key", 0o600), ("client.pem", 0o644), ("client.key", 0o600)] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: pki.appendingPathComponent(name).path)
+            #expect((attributes[.posixPermissions] as? Int) == mode, "\(name)")
+        }
+        let file = { (name: String) in pki.appendingPathComponent(name).path }
+        let root = directory.appendingPathComponent("received")
+        let receive = try ChildProcess.start(Fixtures.pushav.path, [
+            "receive", "--root", root.path, "--port", "0", "--cert", file("server.pem"), "--key", file("server.key"),
+            "--client-ca", file("ca.pem"),
+        ], log: directory.appendingPathComponent("receive.log"))
+        defer { receive.kill() }
+        var port = ""
+        try await Fixtures.waitUntil("pushav receive listening", timeout: .seconds(30)) {
+            guard receive.isRunning else { throw TestFailure("pushav receive exited: \(receive.output)") }
+            guard let line = receive.output.split(separator: "\n").first(where: { $0.contains("listening on https://") }) else { return false }
+            port = String(line.split(separator: ":")[3].prefix(while: \.isNumber))
+            return true
+        }
+        let out = directory.appendingPathComponent("out")
+        let recorded = try await Fixtures.run(Fixtures.pushav.path, [
+            "record", Fixtures.packageRoot.appendingPathComponent("TestMedia/a_720p30_h264_main.mp4").path, "--out", out.path,
+            "--trigger", "continuous", "--no-clip", "--push", "https://localhost:\(port)/cam/", "--ca", file("ca.pem"),
+            "--cert", file("client.pem"), "--key", file("client.key"),
+        ])
+        #expect(recorded.status == 0, "\(recorded.output)\n\(receive.output)")
+        let arrived = FileManager.default.enumerator(atPath: root.path)?.allObjects as? [String] ?? []
+        #expect(arrived.contains("cam/session_1/video/video.init"), "\(arrived)")
+        #expect(arrived.filter { $0.hasSuffix(".m4s") }.count >= 5, "\(arrived)")
+        // The same server by its IP address (checked against the certificate's IP name), without a client
+        // certificate: the handshake refuses it (curl's exit 35 or 56, never an HTTP answer); with one it answers.
+        let refused = try await Fixtures.run("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", file("ca.pem"),
+                                                               "https://127.0.0.1:\(port)/"])
+        #expect(refused.status != 0 && !refused.output.hasPrefix("2"), "\(refused.output)")
+        let admitted = try await Fixtures.run("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", file("ca.pem"),
+                                                                "--cert", file("client.pem"), "--key", file("client.key"),
+                                                                "https://127.0.0.1:\(port)/"])
+        #expect(admitted.status == 0 && admitted.output.hasPrefix("200"), "\(admitted.output)")
     }
 
     /// Two runs to the same URL with a new --out and a new --spool each: the second continues the session numbers

@@ -46,8 +46,8 @@ import TestSupport
 
     /// A mistyped command is named as such, with the nearest command (ArgumentParser said "2 unexpected arguments").
     @Test(arguments: [
-        (["recrod", "x"], "Error: 'recrod' is not a pushav command (did you mean 'record'?); the commands are record, serve, inspect, receive, upload"),
-        (["xyzzy"], "Error: 'xyzzy' is not a pushav command; the commands are record, serve, inspect, receive, upload"),
+        (["recrod", "x"], "Error: 'recrod' is not a pushav command (did you mean 'record'?); the commands are record, serve, inspect, receive, upload, certificates"),
+        (["xyzzy"], "Error: 'xyzzy' is not a pushav command; the commands are record, serve, inspect, receive, upload, certificates"),
     ])
     func anUnknownCommandIsNamed(arguments: [String], expected: String) async throws {
         let result = try await PushAVBinary.run(arguments)
@@ -70,7 +70,7 @@ import TestSupport
 
     /// Examples in `--help` are copied into a shell: none is broken mid-line at 80 columns (ArgumentParser wraps long
     /// lines at the terminal's width, which cut `--segment-duration 2000` into two lines); long ones continue with `\`.
-    @Test(arguments: [[], ["record"], ["serve"], ["inspect"], ["receive"], ["upload"]])
+    @Test(arguments: [[], ["record"], ["serve"], ["inspect"], ["receive"], ["upload"], ["certificates", "make"]])
     func helpExamplesFitEightyColumns(command: [String]) async throws {
         let help = try await PushAVBinary.run(command + ["--help"])
         #expect(help.status == 0)

@@ -5,12 +5,12 @@ import SwiftASN1
 import Testing
 import X509
 
-@Suite("ThrowawayPKI") struct ThrowawayPKITests {
-    let pki: ThrowawayPKI
+@Suite("LocalPKI") struct LocalPKITests {
+    let pki: LocalPKI
     let ca: Certificate
 
     init() throws {
-        pki = try ThrowawayPKI()
+        pki = try LocalPKI()
         ca = try Certificate(pemEncoded: pki.caCertificatePEM)
     }
 
@@ -38,7 +38,7 @@ import X509
         #expect(try client.extensions.basicConstraints == .notCertificateAuthority)
         #expect(try ca.extensions.basicConstraints == .isCertificateAuthority(maxPathLength: 0))
         // Another run's CA does not vouch for it: the chain is to this CA, not to any certificate that looks alike.
-        let stranger = try Certificate(pemEncoded: ThrowawayPKI().caCertificatePEM)
+        let stranger = try Certificate(pemEncoded: LocalPKI().caCertificatePEM)
         #expect(try await !validate(pki.clientCertificatePEM, roots: [stranger]))
     }
 
@@ -65,5 +65,25 @@ import X509
             let fromKey = try Certificate.PrivateKey(pemEncoded: keyPEM).publicKey
             #expect(publicKey == fromKey)
         }
+    }
+
+    /// `--host` words: DNS names and IP addresses are names a certificate can carry; anything else is refused.
+    @Test(arguments: [
+        ("localhost", "localhost"), ("Cam.Local", "cam.local"), ("127.0.0.1", "127.0.0.1"), ("::1", "::1"),
+        ("fe80::1", "fe80::1"), ("a-b.example", "a-b.example"),
+        ("", nil), ("http://cam", nil), ("cam:8443", nil), ("*.example", nil), ("-cam", nil), ("a..b", nil), ("a b", nil),
+    ] as [(String, String?)])
+    func serverNamesAreDNSNamesOrAddresses(text: String, parsed: String?) {
+        #expect(LocalPKI.ServerName(text)?.description == parsed)
+    }
+
+    @Test func theServerCertificateCoversTheNamesAskedFor() async throws {
+        let names = ["cam.local", "192.0.2.7", "2001:db8::7"].compactMap(LocalPKI.ServerName.init)
+        let custom = try LocalPKI(serverNames: names)
+        let roots = [try Certificate(pemEncoded: custom.caCertificatePEM)]
+        #expect(try await validate(custom.serverCertificatePEM, serverHostname: "cam.local", roots: roots))
+        #expect(try await validate(custom.serverCertificatePEM, serverIP: "192.0.2.7", roots: roots))
+        #expect(try await validate(custom.serverCertificatePEM, serverIP: "2001:db8::7", roots: roots))
+        #expect(try await !validate(custom.serverCertificatePEM, serverHostname: "localhost", roots: roots))
     }
 }
