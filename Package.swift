@@ -132,12 +132,24 @@ let package = Package(
             ]
         ),
         // `pushav serve`: the recording sidecar (configuration so far; the engine composes the modules above).
+        // Latch and SerialGate: the two small concurrency primitives the delivery pipeline and the sidecar share.
+        .target(name: "ConcurrencyPrimitives"),
+        // The delivery pipeline `pushav record --push` and `pushav serve` share: a destination's uploads fed from a
+        // recording (DestinationUpload), its lifecycle and a camera's roster of destinations (pure state machines).
+        .target(
+            name: "Delivery",
+            dependencies: [
+                "Domain", "Ingest", "Recorder", "ConcurrencyPrimitives",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
         .target(
             name: "Sidecar",
             dependencies: [
                 // MediaIO for the JPEG thumbnails and snapshots the recorder hands over.
                 "Domain", "Motion", "TransportModel", "TransportStore", "Recorder", "TransportRecording", "MediaIO", "Ingest",
-                "Timeline", "MemberwiseInit",
+                "Timeline", "MemberwiseInit", "Delivery", "ConcurrencyPrimitives",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -191,7 +203,7 @@ let package = Package(
             name: "pushav",
             dependencies: [
                 "Domain", "Recorder", "TransportRecording", "CMAF", "MediaIO", "Motion", "Timeline", "TransportModel", "Ingest",
-                "IngestServer", "Sidecar",
+                "IngestServer", "Sidecar", "Delivery",
                 "SidecarAPI", "SidecarDemo", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -217,7 +229,7 @@ let package = Package(
         .testTarget(
             name: "SidecarTests",
             dependencies: [
-                "Domain", "Sidecar", "Motion", "TransportModel", "Ingest", "TestSupport",
+                "Domain", "Sidecar", "Delivery", "ConcurrencyPrimitives", "Motion", "TransportModel", "Ingest", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -264,7 +276,7 @@ let package = Package(
             dependencies: [
                 "Domain", "Ingest", "IngestServer", "CMAF", "Recorder", "MediaIO", "Motion", "Timeline", "TestSupport",
                 // The engine in process, where a test changes what the API cannot (a TLS endpoint replaced).
-                "Sidecar", "TransportModel",
+                "Sidecar", "TransportModel", "ConcurrencyPrimitives",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

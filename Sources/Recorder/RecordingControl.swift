@@ -231,7 +231,7 @@ public final class RecordingControl: Sendable {
     /// has (from then on no recording the state left out can begin a session), or once the recording ended.
     ///
     /// Why the owner needs it: between a Modify and the media thread's next packet the old recording can still ask
-    /// for a Begin, so the old destination may end its events only after this (see the Sidecar's `DeliveryLifecycle`).
+    /// for a Begin, so the old destination may end its events only after this (see `DeliveryLifecycle` in the Delivery module).
     public func publish(_ desired: DesiredRecordings, whenApplied: (@Sendable () -> Void)? = nil) {
         let now = inbox.withLock { inbox -> Bool in
             inbox.desired = desired

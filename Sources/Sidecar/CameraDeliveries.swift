@@ -1,3 +1,5 @@
+import ConcurrencyPrimitives
+import Delivery
 import Foundation
 import Ingest
 import Logging

@@ -1,3 +1,5 @@
+import ConcurrencyPrimitives
+import Delivery
 import Domain
 import Foundation
 import Ingest

@@ -1,3 +1,4 @@
+import ConcurrencyPrimitives
 import Foundation
 import Ingest
 import Logging

@@ -1,3 +1,4 @@
+import Delivery
 import Domain
 import Sidecar
 import Testing

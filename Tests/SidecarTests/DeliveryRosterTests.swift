@@ -1,3 +1,4 @@
+import Delivery
 import Sidecar
 import Testing
 import TestSupport

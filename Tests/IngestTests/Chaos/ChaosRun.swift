@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ConcurrencyPrimitives
 import Foundation
 import GRDB
 import Ingest

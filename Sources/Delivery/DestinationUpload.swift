@@ -1,3 +1,4 @@
+import ConcurrencyPrimitives
 import Domain
 import Foundation
 import Ingest
