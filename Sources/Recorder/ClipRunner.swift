@@ -22,6 +22,10 @@ final class ClipRunner {
     var target: RecordingReconciler.Target?
     /// The ActivationReason of the latest ManuallyTriggerTransport, for the Command clip it begins.
     private var manualReason: TriggerActivationReasonEnum?
+    /// The time control of the latest ManuallyTriggerTransport (a replacing runner begins the same clip with it).
+    private var manualTimeControl: ClipTimeControl?
+    /// The recording number of a clip handed to the runner that replaces this one: its end here drops nothing.
+    private var handedOver: Int?
     private let settings: SessionSettings
     private var open: OpenClip?
     private var closing: [OpenClip] = []
@@ -75,7 +79,20 @@ final class ClipRunner {
     func trigger(at time: MediaTime, reason: TriggerActivationReasonEnum, timeControl: ClipTimeControl?,
                  buffer: PreRollBuffer) throws {
         manualReason = reason
+        manualTimeControl = timeControl
         try counted(.command) { try handle(.timeline(.manualTrigger(time, timeControl: timeControl)), buffer: buffer) }
+    }
+
+    /// A Command clip this runner took but has not begun: no keyframe has come since its trigger. A Modify replaces
+    /// the runner (the connection's options or destination changed), and ending this runner ended the clip before
+    /// it had a frame — dropped, although nothing failed (issue 47: a command race is no fault). Returned once; from
+    /// then on its end here is not a drop, and the replacing runner begins it with the same activation time, reason
+    /// and time control (its Begin is the first one announced: nothing was announced here).
+    func handOverUnbegunCommandClip() -> UnbegunCommandClip? {
+        guard case .waitingForKeyframe(let begin) = machine.state, begin.trigger == .command else { return nil }
+        handedOver = begin.recording
+        return UnbegunCommandClip(activationTime: begin.activationTime, reason: manualReason ?? .userInitiated,
+                                  timeControl: manualTimeControl)
     }
 
     /// Active or Inactive from `time` on (Inactive ends the running clip: end reason `transportInactive`).
@@ -225,6 +242,10 @@ final class ClipRunner {
 
     /// A clip that cannot be recorded is never lost silently: a warning now, an entry in report.json later.
     private func drop(_ begin: ClipBegin, reason: String, session: SessionNumber?) {
+        if begin.recording == handedOver, session == nil {
+            logger.debug("unbegun clip handed to the replacing recording", metadata: ["t0": "\(begin.activationTime.seconds)"])
+            return
+        }
         settings.options.metrics?.clipsDropped.increment()
         logger.warning("clip dropped", metadata: [
             "trigger": "\(begin.trigger.rawValue)", "t0": "\(begin.activationTime.seconds)", "reason": "\(reason)",
@@ -307,4 +328,11 @@ final class ClipRunner {
             do { try clip.consume(buffer: buffer, limit: inputEnded ? nil : analysisTime) } catch { try writerFailed(clip, error: error) }
         }
     }
+}
+
+/// A Command clip triggered but not begun, as it passes from a replaced runner to its successor.
+struct UnbegunCommandClip {
+    var activationTime: MediaTime
+    var reason: TriggerActivationReasonEnum
+    var timeControl: ClipTimeControl?
 }

@@ -88,6 +88,44 @@ import TransportModel
         #expect(ends[0].endReason == "motionDetectedDuration" && abs(ends[0].duration - 3) < 0.05, "\(ends[0])")
     }
 
+    /// Issue 47: a ManuallyTriggerTransport, then a ModifyPushTransport before the clip's first keyframe was read
+    /// (pre-roll 0). Replacing the connection's runner ended the waiting clip: dropped with no frame,
+    /// although nothing failed. Now the runner that replaces it begins the same clip — one Begin, one End, to
+    /// t0 + InitialDuration, with the modified options, nothing dropped. The steps are placed on the media thread
+    /// itself (each `whenApplied` runs there as the next packet's update is taken): trigger at packet 1, Modify at
+    /// packet 2, before the first video packet.
+    @Test func aModifyBeforeTheFirstKeyframeKeepsTheTriggeredClip() async throws {
+        let output = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: output) }
+        let log = HookLog(firstSession: 1)
+        let options = Self.options(output: output)
+        let control = options.control!
+        var policy = ClipPolicy(trigger: .command, maxPreRoll: .zero, output: output)
+        policy.hooks = log.hooks
+        let modified = output.appendingPathComponent("modified")
+        var modifiedPolicy = policy
+        modifiedPolicy.output = modified
+        let first = DesiredRecordings(connections: [3: DesiredRecording(policy: policy, generation: 1, active: true, includeAudio: true)])
+        let second = DesiredRecordings(connections: [3: DesiredRecording(policy: modifiedPolicy, generation: 2, active: true,
+                                                                         includeAudio: true)])
+        control.publish(first) {
+            control.trigger(connection: 3, reason: .doorbellPressed,
+                            timeControl: ClipTimeControl(initial: 3, augmentation: 1, max: 10, blind: 0))
+            control.publish(first) { control.publish(second) }
+        }
+        let report = try await Recorder.record(input: Fixtures.media("a_720p30_h264_main.mp4").path, options: options)
+        #expect(report.droppedClips.isEmpty, "\(report.droppedClips)")
+        #expect(log.begins.withLock { $0 } == [.command(.doorbellPressed)])
+        let ends = log.ends.withLock { $0 }
+        try #require(ends.count == 1)
+        // t0 is the media time the trigger was applied at (the first packets all read as 0 s: audio comes first, so
+        // the keyframe at 0 s is not in the buffer yet and the clip waits for it); it runs to t0 + 3 s.
+        #expect(ends[0].endReason == "motionDetectedDuration" && abs(ends[0].duration - 3) < 0.05, "\(ends[0])")
+        #expect(ends[0].trigger == 0 && ends[0].start == 0, "\(ends[0])")
+        #expect(FileManager.default.fileExists(atPath: modified.appendingPathComponent("session_1").path),
+                "the clip is recorded with the modified options")
+    }
+
     @Test func aRefusedRecordingIsADroppedClipAndNothingIsWritten() async throws {
         let output = try Fixtures.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: output) }

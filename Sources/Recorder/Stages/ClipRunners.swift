@@ -147,8 +147,13 @@ final class ClipRunners {
             case .start(let id):
                 start(id, desired.connections[id]!)
             case .replace(let id):
+                let unbegun = attached(id)?.handOverUnbegunCommandClip()
                 if let replaced = attached(id) { try leave(replaced, at: now, buffer: buffer) }
                 start(id, desired.connections[id]!)
+                if let unbegun, let successor = attached(id) {
+                    try successor.trigger(at: unbegun.activationTime, reason: unbegun.reason, timeControl: unbegun.timeControl,
+                                          buffer: buffer)
+                }
             case .stop(let id):
                 if let runner = attached(id) { try leave(runner, at: now, buffer: buffer) }
             case .setActive(let id, let active):
