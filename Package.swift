@@ -1,6 +1,5 @@
 // swift-tools-version: 6.0
 // PushAV Recorder: records camera events as CMAF and pushes them to a Matter Push AV ingest endpoint.
-import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -35,8 +34,6 @@ let package = Package(
         // the transport that registers them on Hummingbird's router.
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
-        // `@MemberwiseInit`: the public memberwise initialisers of the cluster's structs and the domain's values.
-        .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
     ],
     targets: [
         // FFmpeg 5.1 from Debian (libavformat-dev, libavcodec-dev, libavutil-dev, libswscale-dev; libswresample-dev
@@ -46,30 +43,18 @@ let package = Package(
             pkgConfig: "libavformat libavcodec libavutil libswscale libswresample",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]
         ),
-        // `@MemberwiseInit`, the `public init` Swift synthesises only as `internal`: the compiler plugin and its declaration.
-        .macro(
-            name: "MemberwiseInitMacros",
-            dependencies: [
-                .product(name: "SwiftSyntax", package: "swift-syntax"),
-                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
-                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
-                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
-            ]
-        ),
-        .target(name: "MemberwiseInit", dependencies: ["MemberwiseInitMacros"]),
         // The vocabulary every other module speaks: media time, clip durations, zones and zone triggers. Pure values,
-        // no dependency but the macro that writes their initialisers: policy (the cluster model) and mechanism (timeline, detector) meet here, not in each other.
-        .target(name: "Domain", dependencies: ["MemberwiseInit"]),
+        // no dependencies: policy (the cluster model) and mechanism (timeline, detector) meet here, not in each other.
+        .target(name: "Domain"),
         // Pure Swift: segment/chunk planning, clip timeline, zone triggers (no FFmpeg, no I/O).
-        .target(name: "Timeline", dependencies: ["Domain", "MemberwiseInit"]),
+        .target(name: "Timeline", dependencies: ["Domain"]),
         // Motion detection over a downscaled luma plane: pure logic, no I/O; one AVX2 kernel in C beside it.
         .target(name: "CLumaKernels"),
-        .target(name: "Motion", dependencies: ["Domain", "CLumaKernels", "MemberwiseInit"]),
+        .target(name: "Motion", dependencies: ["Domain", "CLumaKernels"]),
         // Pure Swift: ISO-BMFF / CMAF box reader, codec strings and conformance checks (no FFmpeg).
         .target(
             name: "CMAF",
             dependencies: [
-                "MemberwiseInit",
                 // AES-CTR for Common Encryption (`cenc`).
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -77,13 +62,13 @@ let package = Package(
         // The Swift owners of FFmpeg objects: input, decoder, scaler, encoders, CMAF track muxer.
         .target(
             name: "MediaIO",
-            dependencies: ["CFFmpeg", "Domain", "MemberwiseInit", "Timeline", "CMAF", "Motion", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CFFmpeg", "Domain", "Timeline", "CMAF", "Motion", .product(name: "Logging", package: "swift-log")]
         ),
         // Demux once, cut sessions, write the upload layout and the report.
         .target(
             name: "Recorder",
             dependencies: [
-                "Domain", "MemberwiseInit", "MediaIO", "Timeline", "Motion", "CMAF",
+                "Domain", "MediaIO", "Timeline", "Motion", "CMAF",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
@@ -93,7 +78,7 @@ let package = Package(
         .target(name: "TransportRecording", dependencies: ["Domain", "Recorder", "TransportModel", "Timeline", "Motion", "CMAF"]),
         // Matter Push AV Stream Transport cluster model: types, validation, commands, events. Knows the domain's
         // values, not the detector or the timeline that act on them.
-        .target(name: "TransportModel", dependencies: ["Domain", "MemberwiseInit"]),
+        .target(name: "TransportModel", dependencies: ["Domain"]),
         // SQLite persistence of transport connections (GRDB).
         .target(
             name: "TransportStore",
@@ -104,7 +89,7 @@ let package = Package(
             name: "Ingest",
             dependencies: [
                 // SessionNumber: the number a spooled object's session is filed under.
-                "Domain", "MemberwiseInit",
+                "Domain",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -121,7 +106,7 @@ let package = Package(
         .target(
             name: "IngestServer",
             dependencies: [
-                "CMAF", "Domain", "Ingest", "MemberwiseInit",
+                "CMAF", "Domain", "Ingest",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -149,7 +134,7 @@ let package = Package(
             dependencies: [
                 // MediaIO for the JPEG thumbnails and snapshots the recorder hands over.
                 "Domain", "Motion", "TransportModel", "TransportStore", "Recorder", "TransportRecording", "MediaIO", "Ingest",
-                "Timeline", "MemberwiseInit", "Delivery", "ConcurrencyPrimitives",
+                "Timeline", "Delivery", "ConcurrencyPrimitives",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -165,7 +150,7 @@ let package = Package(
         .target(
             name: "SidecarAPI",
             dependencies: [
-                "Domain", "Sidecar", "TransportModel", "MemberwiseInit",
+                "Domain", "Sidecar", "TransportModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
@@ -186,7 +171,7 @@ let package = Package(
         .target(
             name: "SidecarDemo",
             dependencies: [
-                "Domain", "Sidecar", "SidecarAPI", "IngestServer", "MemberwiseInit",
+                "Domain", "Sidecar", "SidecarAPI", "IngestServer",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -222,9 +207,6 @@ let package = Package(
                                                   .product(name: "AsyncHTTPClient", package: "async-http-client")],
                 path: "Tests/TestSupport"),
         .testTarget(name: "DomainTests", dependencies: ["Domain"]),
-        // The macro's expansions as the compiler makes them (swiftc with the built plugin), so that swift-syntax is
-        // built once, for the compiler, and not again for a test bundle (that doubled the cold build).
-        .testTarget(name: "MemberwiseInitTests", dependencies: ["MemberwiseInit", "TestSupport"]),
         .testTarget(name: "TimelineTests", dependencies: ["Domain", "Timeline", "TestSupport"]),
         .testTarget(
             name: "SidecarTests",

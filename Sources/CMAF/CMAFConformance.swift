@@ -1,7 +1,4 @@
-import MemberwiseInit
-
 /// One failed check of the conformance checklist (reference §6, items 1–22).
-@MemberwiseInit
 public struct Violation: Hashable, Sendable, Codable, CustomStringConvertible {
     public enum Severity: String, Hashable, Sendable, Codable {
         /// A SHALL of CMAF / DASH-IF ingest or a requirement of this project.
@@ -16,21 +13,30 @@ public struct Violation: Hashable, Sendable, Codable, CustomStringConvertible {
     public var message: String
     public var severity: Severity = .error
 
+    public init(item: Int, file: String, message: String, severity: Severity = .error) {
+        self.item = item
+        self.file = file
+        self.message = message
+        self.severity = severity
+    }
+
     public var description: String { "[\(item)] \(severity == .warning ? "warning: " : "")\(file): \(message)" }
 }
 
 /// A file's name and contents, for checking files that may not even parse.
-@MemberwiseInit
 public struct CMAFFile: Hashable, Sendable {
     public var name: String
     public var bytes: [UInt8]
+
+    public init(name: String, bytes: [UInt8]) {
+        self.name = name
+        self.bytes = bytes
+    }
 }
 
 /// Checks one CMAF track (header + its segments in order) against checklist items 1–22.
-@MemberwiseInit
 public struct CMAFConformance: Sendable {
     /// What the session was configured to produce.
-    @MemberwiseInit
     public struct Expectations: Hashable, Sendable {
         /// Matter SegmentDuration in seconds (item 20); nil skips item 20.
         public var segmentDuration: Double?
@@ -46,6 +52,20 @@ public struct CMAFConformance: Sendable {
         public var timescale: UInt32?
         /// The codecs string the MPD/app advertises (item 8); nil only checks the syntax.
         public var advertisedCodecString: String?
+
+        public init(
+            segmentDuration: Double? = nil, lastSegmentMayBeShort: Bool = true, chunks: Bool = false,
+            keyFrameInterval: Double? = nil, audioDurationTolerance: Double? = nil, timescale: UInt32? = nil,
+            advertisedCodecString: String? = nil
+        ) {
+            self.segmentDuration = segmentDuration
+            self.lastSegmentMayBeShort = lastSegmentMayBeShort
+            self.chunks = chunks
+            self.keyFrameInterval = keyFrameInterval
+            self.audioDurationTolerance = audioDurationTolerance
+            self.timescale = timescale
+            self.advertisedCodecString = advertisedCodecString
+        }
     }
 
     public static let supportedSampleEntries: Set<FourCC> = ["avc1", "avc3", "hvc1", "hev1", "mp4a", "Opus"]
@@ -53,6 +73,10 @@ public struct CMAFConformance: Sendable {
     public static let allowedSegmentBrands: Set<FourCC> = ["cmfs", "cmff", "cmfl", "cmfc", "cmf2", "lmsg", "slat", "msdh", "msix", "dash"]
 
     public var expectations: Expectations = Expectations()
+
+    public init(expectations: Expectations = Expectations()) {
+        self.expectations = expectations
+    }
 
     /// Parses and checks raw files; a file that does not parse is reported (item 1 for the header, 10 for a
     /// segment) instead of aborting the whole check.

@@ -1,11 +1,14 @@
-import MemberwiseInit
-
 /// `ftyp` / `styp` contents.
-@MemberwiseInit
 public struct FileType: Hashable, Sendable, Codable {
     public var majorBrand: FourCC
     public var minorVersion: UInt32
     public var compatibleBrands: [FourCC]
+
+    public init(majorBrand: FourCC, minorVersion: UInt32, compatibleBrands: [FourCC]) {
+        self.majorBrand = majorBrand
+        self.minorVersion = minorVersion
+        self.compatibleBrands = compatibleBrands
+    }
 
     init(_ bytes: [UInt8], box: Box) throws {
         var cursor = ByteCursor(bytes, box: box)
@@ -29,13 +32,23 @@ public struct EditListEntry: Hashable, Sendable, Codable {
 }
 
 /// `trex` defaults for one track.
-@MemberwiseInit
 public struct TrackExtendsDefaults: Hashable, Sendable, Codable {
     public var trackID: UInt32
     public var defaultSampleDescriptionIndex: UInt32 = 1
     public var defaultSampleDuration: UInt32 = 0
     public var defaultSampleSize: UInt32 = 0
     public var defaultSampleFlags: SampleFlags = SampleFlags(rawValue: 0)
+
+    public init(
+        trackID: UInt32, defaultSampleDescriptionIndex: UInt32 = 1, defaultSampleDuration: UInt32 = 0,
+        defaultSampleSize: UInt32 = 0, defaultSampleFlags: SampleFlags = SampleFlags(rawValue: 0)
+    ) {
+        self.trackID = trackID
+        self.defaultSampleDescriptionIndex = defaultSampleDescriptionIndex
+        self.defaultSampleDuration = defaultSampleDuration
+        self.defaultSampleSize = defaultSampleSize
+        self.defaultSampleFlags = defaultSampleFlags
+    }
 }
 
 /// Entry counts of the sample tables; nil where the table is absent. CMAF headers must have all zero.

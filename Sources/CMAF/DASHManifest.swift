@@ -1,5 +1,4 @@
 import Foundation
-import MemberwiseInit
 
 /// The DASH Media Presentation Description of one CMAF session, as Matter's Interface-2 uploads it next to the
 /// tracks (`session_<N>/index.mpd`): one Period, one AdaptationSet per track, and a `SegmentTemplate` whose templates
@@ -9,7 +8,6 @@ import MemberwiseInit
 /// A **dynamic** MPD announces a session before its first header is uploaded: the segments are not known yet, so the
 /// template carries the nominal segment duration. The **static** MPD, uploaded after the last segment, lists every
 /// segment's real start and duration in a `SegmentTimeline`.
-@MemberwiseInit
 public struct DASHManifest: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         /// `availabilityStartTime`: when the session's first picture was captured.
@@ -17,7 +15,6 @@ public struct DASHManifest: Sendable, Equatable {
         case `static`
     }
 
-    @MemberwiseInit
     public struct Track: Sendable, Equatable {
         public enum ContentType: String, Sendable { case video, audio }
 
@@ -38,10 +35,32 @@ public struct DASHManifest: Sendable, Equatable {
         /// The CENC default key ID of an encrypted track (a `ContentProtection` element names it).
         public var defaultKID: [UInt8]?
 
-        @MemberwiseInit
+        public init(
+            name: String, contentType: ContentType, codecs: String, timescale: UInt32, bandwidth: Int,
+            width: Int? = nil, height: Int? = nil, sampleRate: Int? = nil, channels: Int? = nil,
+            segments: [Segment] = [], defaultKID: [UInt8]? = nil
+        ) {
+            self.name = name
+            self.contentType = contentType
+            self.codecs = codecs
+            self.timescale = timescale
+            self.bandwidth = bandwidth
+            self.width = width
+            self.height = height
+            self.sampleRate = sampleRate
+            self.channels = channels
+            self.segments = segments
+            self.defaultKID = defaultKID
+        }
+
         public struct Segment: Sendable, Equatable {
             public var start: UInt64
             public var duration: UInt64
+
+            public init(start: UInt64, duration: UInt64) {
+                self.start = start
+                self.duration = duration
+            }
         }
 
         /// Seconds from the track's first segment start to its last segment end.
@@ -60,6 +79,12 @@ public struct DASHManifest: Sendable, Equatable {
     public var tracks: [Track]
     /// The session's nominal segment duration (Matter SegmentDuration).
     public var segmentDuration: Double
+
+    public init(kind: Kind, tracks: [Track], segmentDuration: Double) {
+        self.kind = kind
+        self.tracks = tracks
+        self.segmentDuration = segmentDuration
+    }
 
     /// The MPD document (UTF-8 XML).
     public var xml: String {

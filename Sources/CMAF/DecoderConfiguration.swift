@@ -1,13 +1,17 @@
-import MemberwiseInit
-
 /// `avcC` (AVCDecoderConfigurationRecord, ISO/IEC 14496-15 5.3.3.1), the fields the codec string and NAL parsing need.
-@MemberwiseInit
 public struct AVCDecoderConfiguration: Hashable, Sendable, Codable {
     public var profileIndication: UInt8
     public var profileCompatibility: UInt8
     public var levelIndication: UInt8
     /// Bytes of the length prefix in front of every NAL unit in a sample (1, 2 or 4).
     public var nalLengthSize: Int
+
+    public init(profileIndication: UInt8, profileCompatibility: UInt8, levelIndication: UInt8, nalLengthSize: Int) {
+        self.profileIndication = profileIndication
+        self.profileCompatibility = profileCompatibility
+        self.levelIndication = levelIndication
+        self.nalLengthSize = nalLengthSize
+    }
 
     init(_ cursor: inout ByteCursor) throws {
         let version = try cursor.u8()
@@ -27,7 +31,6 @@ public struct AVCDecoderConfiguration: Hashable, Sendable, Codable {
 }
 
 /// `hvcC` (HEVCDecoderConfigurationRecord, ISO/IEC 14496-15 8.3.3.1).
-@MemberwiseInit
 public struct HEVCDecoderConfiguration: Hashable, Sendable, Codable {
     public var profileSpace: UInt8
     public var tierFlag: Bool
@@ -37,6 +40,19 @@ public struct HEVCDecoderConfiguration: Hashable, Sendable, Codable {
     public var constraintIndicatorFlags: [UInt8]
     public var levelIDC: UInt8
     public var nalLengthSize: Int
+
+    public init(
+        profileSpace: UInt8, tierFlag: Bool, profileIDC: UInt8, profileCompatibilityFlags: UInt32,
+        constraintIndicatorFlags: [UInt8], levelIDC: UInt8, nalLengthSize: Int
+    ) {
+        self.profileSpace = profileSpace
+        self.tierFlag = tierFlag
+        self.profileIDC = profileIDC
+        self.profileCompatibilityFlags = profileCompatibilityFlags
+        self.constraintIndicatorFlags = constraintIndicatorFlags
+        self.levelIDC = levelIDC
+        self.nalLengthSize = nalLengthSize
+    }
 
     init(_ cursor: inout ByteCursor) throws {
         let version = try cursor.u8()
@@ -73,7 +89,6 @@ public struct HEVCDecoderConfiguration: Hashable, Sendable, Codable {
 }
 
 /// The MPEG-4 audio fields of `esds`: DecoderConfigDescriptor and, for AAC, the AudioSpecificConfig.
-@MemberwiseInit
 public struct MPEG4AudioConfiguration: Hashable, Sendable, Codable {
     /// 0x40 = MPEG-4 Audio (ISO/IEC 14496-3).
     public var objectTypeIndication: UInt8
@@ -81,6 +96,16 @@ public struct MPEG4AudioConfiguration: Hashable, Sendable, Codable {
     public var audioObjectType: Int?
     public var samplingFrequency: Int?
     public var channelConfiguration: Int?
+
+    public init(
+        objectTypeIndication: UInt8, audioObjectType: Int? = nil, samplingFrequency: Int? = nil,
+        channelConfiguration: Int? = nil
+    ) {
+        self.objectTypeIndication = objectTypeIndication
+        self.audioObjectType = audioObjectType
+        self.samplingFrequency = samplingFrequency
+        self.channelConfiguration = channelConfiguration
+    }
 
     static let samplingFrequencies = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
 
@@ -151,11 +176,16 @@ public struct MPEG4AudioConfiguration: Hashable, Sendable, Codable {
 }
 
 /// `dOps` (Opus-in-ISOBMFF OpusSpecificBox).
-@MemberwiseInit
 public struct OpusConfiguration: Hashable, Sendable, Codable {
     public var outputChannelCount: UInt8
     public var preSkip: UInt16
     public var inputSampleRate: UInt32
+
+    public init(outputChannelCount: UInt8, preSkip: UInt16, inputSampleRate: UInt32) {
+        self.outputChannelCount = outputChannelCount
+        self.preSkip = preSkip
+        self.inputSampleRate = inputSampleRate
+    }
 
     init(_ cursor: inout ByteCursor) throws {
         let version = try cursor.u8()

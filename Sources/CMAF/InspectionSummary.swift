@@ -1,12 +1,9 @@
-import MemberwiseInit
-
 /// What `pushav inspect` prints: one entry per track, one row per segment. Codable for `--json`.
 public struct InspectionSummary: Hashable, Sendable, Codable {
     public var tracks: [Track]
 
     public init(tracks: [Track]) { self.tracks = tracks }
 
-    @MemberwiseInit
     public struct Track: Hashable, Sendable, Codable {
         public var initFile: String
         public var trackID: UInt32?
@@ -18,6 +15,20 @@ public struct InspectionSummary: Hashable, Sendable, Codable {
         public var encryptionScheme: String?
         public var keyID: String?
         public var segments: [Segment]
+
+        public init(
+            initFile: String, trackID: UInt32? = nil, handler: String? = nil, codec: String? = nil,
+            timescale: UInt32? = nil, encryptionScheme: String? = nil, keyID: String? = nil, segments: [Segment]
+        ) {
+            self.initFile = initFile
+            self.trackID = trackID
+            self.handler = handler
+            self.codec = codec
+            self.timescale = timescale
+            self.encryptionScheme = encryptionScheme
+            self.keyID = keyID
+            self.segments = segments
+        }
 
         /// Summarises a parsed track.
         public init(header: CMAFHeader, segments: [CMAFSegment]) {

@@ -1,9 +1,6 @@
-import MemberwiseInit
-
 /// The four durations of a transport's `motionTimeControl` (or of a ManuallyTriggerTransport `TimeControl`).
 ///
 /// Held as `MediaTime` so that every comparison against media timestamps stays exact.
-@MemberwiseInit
 public struct ClipTimeControl: Sendable, Hashable, CustomStringConvertible {
     /// I: how long a clip lasts after its activation without further motion.
     public var initialDuration: MediaTime
@@ -13,6 +10,15 @@ public struct ClipTimeControl: Sendable, Hashable, CustomStringConvertible {
     public var maxDuration: MediaTime
     /// B: after a motion-activated clip ends, matching samples are ignored for this long.
     public var blindDuration: MediaTime
+
+    public init(
+        initialDuration: MediaTime, augmentationDuration: MediaTime, maxDuration: MediaTime, blindDuration: MediaTime
+    ) {
+        self.initialDuration = initialDuration
+        self.augmentationDuration = augmentationDuration
+        self.maxDuration = maxDuration
+        self.blindDuration = blindDuration
+    }
 
     /// Whole seconds, as the Matter struct carries them.
     public init(initial: Int64, augmentation: Int64, max: Int64, blind: Int64) {

@@ -1,13 +1,15 @@
-import MemberwiseInit
-
 /// A Zone Management zone ID (Matter `ZoneID`, uint16).
 public typealias ZoneID = UInt16
 
 /// A point in the video's own pixel coordinates (what a TwoDCartesianZone vertex holds).
-@MemberwiseInit
 public struct ZonePoint: Codable, Sendable, Hashable {
     public var x: Double
     public var y: Double
+
+    public init(x: Double, y: Double) {
+        self.x = x
+        self.y = y
+    }
 }
 
 /// A motion zone (a Zone Management TwoDCartesianZone): a polygon in the source video's pixel coordinates, with
@@ -15,7 +17,6 @@ public struct ZonePoint: Codable, Sendable, Hashable {
 ///
 /// The one zone type: the detector rasterises it, the transport model's registry validates `motionZones` IDs
 /// against it, and the store persists it.
-@MemberwiseInit
 public struct MotionZone: Codable, Sendable, Hashable {
     public var id: ZoneID
     public var name: String = ""
@@ -27,6 +28,18 @@ public struct MotionZone: Codable, Sendable, Hashable {
     public var source: ZoneSource = .manufacturer
     /// The zone's display colour as a controller gave it (`#RRGGBB` or `#RRGGBBAA`); the detector ignores it.
     public var color: String?
+
+    public init(
+        id: ZoneID, name: String = "", polygon: [ZonePoint], sensitivity: Int? = nil,
+        source: ZoneSource = .manufacturer, color: String? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.polygon = polygon
+        self.sensitivity = sensitivity
+        self.source = source
+        self.color = color
+    }
 
     /// Zone Management ZoneSourceEnum.
     public enum ZoneSource: UInt8, Codable, Sendable, Hashable {

@@ -1,5 +1,3 @@
-import MemberwiseInit
-
 /// A CMAF track's name: the directory and header name of every object the track uploads
 /// (`session_<n>/<name>/<name>.init`, `session_<n>/<name>/segment_<NNNN>.m4s`).
 ///
@@ -39,10 +37,14 @@ public struct TrackName: RawRepresentable, Hashable, Comparable, Sendable, Expre
 }
 
 /// The track names of one recording: what its video and its audio are written and uploaded under.
-@MemberwiseInit
 public struct TrackNames: Sendable, Hashable {
     public var video: TrackName = .defaultVideo
     public var audio: TrackName = .defaultAudio
+
+    public init(video: TrackName = .defaultVideo, audio: TrackName = .defaultAudio) {
+        self.video = video
+        self.audio = audio
+    }
 
     /// The name of the track of `kind`.
     public subscript(kind: MediaKind) -> TrackName {

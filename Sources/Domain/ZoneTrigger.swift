@@ -1,13 +1,16 @@
-import MemberwiseInit
-
 /// One entry of the `Triggers` attribute, with its sensitivity resolved (the trigger's own under PERZONESENS,
 /// else the cluster's `Sensitivity` attribute).
-@MemberwiseInit
 public struct ZoneTrigger: Sendable, Hashable {
     public var zone: UInt16
     public var timeControl: ClipTimeControl
     /// 1…10: the zone is moving when it moved at this sensitivity (see `MotionSample.zones`).
     public var sensitivity: Int
+
+    public init(zone: UInt16, timeControl: ClipTimeControl, sensitivity: Int) {
+        self.zone = zone
+        self.timeControl = timeControl
+        self.sensitivity = sensitivity
+    }
 }
 
 /// Zone Management ZoneEventStoppedReasonEnum.

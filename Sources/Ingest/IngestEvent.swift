@@ -1,6 +1,5 @@
 import Domain
 import Foundation
-import MemberwiseInit
 
 /// What a recording hands to the uploader, in the order it happens (mirrors the recorder's `RecordingEvent`, so
 /// this module needs no FFmpeg).
@@ -34,11 +33,17 @@ public enum IngestEvent: Sendable {
 }
 
 /// How a recent recording ended, for the status page.
-@MemberwiseInit
 public struct RecentSummary: Sendable, Hashable {
     public var ended: Date
     public var endReason: String?
     public var triggerType: String?
     /// Seconds from its first picture to its trigger.
     public var triggerOffset: Double?
+
+    public init(ended: Date, endReason: String? = nil, triggerType: String? = nil, triggerOffset: Double? = nil) {
+        self.ended = ended
+        self.endReason = endReason
+        self.triggerType = triggerType
+        self.triggerOffset = triggerOffset
+    }
 }

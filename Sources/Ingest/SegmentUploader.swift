@@ -2,14 +2,12 @@ import AsyncHTTPClient
 import Domain
 import Foundation
 import Logging
-import MemberwiseInit
 import Metrics
 import NIOCore
 import NIOHTTP1
 import Synchronization
 
 /// How an upload run ended.
-@MemberwiseInit
 public struct UploadSummary: Sendable, Hashable {
     public var delivered: Int
     public var retries: Int
@@ -30,16 +28,38 @@ public struct UploadSummary: Sendable, Hashable {
     public var unconfirmed: Int = 0
     /// The first of them (at most ``SegmentUploader/lostObjectsNamed``), for the warning.
     public var unconfirmedObjects: [UploadObject] = []
+
+    public init(
+        delivered: Int, retries: Int, failure: String? = nil, complete: Bool, lost: Int = 0,
+        lostObjects: [UploadObject] = [], givenUp: Int = 0, givenUpObjects: [UploadObject] = [], unconfirmed: Int = 0,
+        unconfirmedObjects: [UploadObject] = []
+    ) {
+        self.delivered = delivered
+        self.retries = retries
+        self.failure = failure
+        self.complete = complete
+        self.lost = lost
+        self.lostObjects = lostObjects
+        self.givenUp = givenUp
+        self.givenUpObjects = givenUpObjects
+        self.unconfirmed = unconfirmed
+        self.unconfirmedObjects = unconfirmedObjects
+    }
 }
 
 /// How a connection's uploads went lately, for status pages: when an object last reached the ingest, and the latest
 /// problem (a failed attempt to be retried, a refusal, a give-up) with when it happened. A later delivery does not
 /// clear the problem: its time tells whether it is still current.
-@MemberwiseInit
 public struct UploadActivity: Sendable, Hashable {
     public var lastDelivery: Date?
     public var lastProblem: String?
     public var lastProblemAt: Date?
+
+    public init(lastDelivery: Date? = nil, lastProblem: String? = nil, lastProblemAt: Date? = nil) {
+        self.lastDelivery = lastDelivery
+        self.lastProblem = lastProblem
+        self.lastProblemAt = lastProblemAt
+    }
 }
 
 /// Uploads one connection's CMAF objects over HTTPS PUT: spooled objects first, in order per track, with one

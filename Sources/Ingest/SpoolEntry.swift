@@ -1,6 +1,5 @@
 import Domain
 import Foundation
-import MemberwiseInit
 
 /// A spooled object: where its bytes are and how often upload was tried.
 public struct SpoolEntry: Sendable, Hashable {
@@ -52,12 +51,16 @@ struct RecentFile: Sendable {
 }
 
 /// One connection's share of the spool, for status pages.
-@MemberwiseInit
 public struct ConnectionQueue: Sendable, Hashable {
     /// Objects not yet delivered.
     public var depth: Int
     /// When the oldest of them was spooled; nil when none waits.
     public var oldestWaiting: Date?
+
+    public init(depth: Int, oldestWaiting: Date? = nil) {
+        self.depth = depth
+        self.oldestWaiting = oldestWaiting
+    }
 }
 
 /// What the spool holds, for metrics, logs and the transport model's BUSY answer.

@@ -1,16 +1,20 @@
 import Foundation
-import MemberwiseInit
 import NIOSSL
 
 /// Mutual-TLS material held in memory (PEM or DER bytes). It is handed to NIOSSL directly and never written to a
 /// file by the uploader.
-@MemberwiseInit
 public struct ClientTLSMaterial: Sendable, Hashable {
     /// Root certificate(s) the server's chain must lead to; nil trusts the system roots.
     public var trustedCertificates: [UInt8]?
     /// The client certificate chain, leaf first (several PEM blocks, or one DER certificate).
     public var certificateChain: [UInt8]
     public var privateKey: [UInt8]
+
+    public init(trustedCertificates: [UInt8]? = nil, certificateChain: [UInt8], privateKey: [UInt8]) {
+        self.trustedCertificates = trustedCertificates
+        self.certificateChain = certificateChain
+        self.privateKey = privateKey
+    }
 
     /// A client TLS configuration: these trust roots, this certificate and key, TLS ≥ 1.2, ALPN h2 + http/1.1.
     public func makeTLSConfiguration() throws -> TLSConfiguration {

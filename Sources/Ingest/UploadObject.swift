@@ -1,9 +1,7 @@
 import Domain
 import Foundation
-import MemberwiseInit
 
 /// One object of the Matter Push AV upload layout: a track's CMAF header or one of its numbered segments.
-@MemberwiseInit
 public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// CMAF segments are numbered from 1001 per track and session (reference "Segments").
     public static let firstSegmentNumber = 1001
@@ -12,6 +10,12 @@ public struct UploadObject: Hashable, Sendable, Comparable, CustomStringConverti
     public var track: TrackName
     /// 0 for the CMAF header (`<track>.init`), else the segment number (1001, 1002, …).
     public var number: Int
+
+    public init(session: SessionNumber, track: TrackName, number: Int) {
+        self.session = session
+        self.track = track
+        self.number = number
+    }
 
     public static func header(session: SessionNumber, track: TrackName) -> UploadObject {
         UploadObject(session: session, track: track, number: 0)

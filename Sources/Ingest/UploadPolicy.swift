@@ -1,5 +1,3 @@
-import MemberwiseInit
-
 /// How the uploader waits, times out and gives up. Defaults follow DASH-IF ingest §"Failure behaviour" and our
 /// reference ("Upload"): backoff 1 s → 60 s with jitter, connect timeout about one segment duration.
 public struct UploadPolicy: Sendable, Hashable {
@@ -103,7 +101,6 @@ public enum UploadDecision: Sendable, Hashable {
 /// The per-track upload rules as a pure state machine (no I/O, tested on its own): counts failures, picks the
 /// backoff, turns 412 into a header resend, repeated 401/403 into a report that authentication is refused, and
 /// repeated permanent rejections of one object into giving that object up.
-@MemberwiseInit
 public struct UploadStateMachine: Sendable {
     public let policy: UploadPolicy
     /// Failed attempts in a row (any cause) for the object being sent. A header resent because of a 412 does not end
@@ -125,6 +122,10 @@ public struct UploadStateMachine: Sendable {
     /// The object one of whose attempts went out unanswered (``UploadOutcome/mayHaveArrived``) since it was last
     /// decided on another object: its permanent rejections may be the ingest refusing a copy of what it took.
     public private(set) var unansweredObject: UploadObject?
+
+    public init(policy: UploadPolicy) {
+        self.policy = policy
+    }
 
     /// Whether `code` says the ingest will not take the object however often it is sent: any 4xx except 401/403
     /// (credentials, which can be fixed while we retry), 408 (request timeout), 412 (a missing header, cured by a

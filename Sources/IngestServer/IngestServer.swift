@@ -5,16 +5,20 @@ import HummingbirdHTTP2
 import HummingbirdTLS
 import Ingest
 import Logging
-import MemberwiseInit
 import NIOCore
 import NIOSSL
 
 /// Server certificate and key plus the CA that client certificates must chain to (PEM bytes, in memory).
-@MemberwiseInit
 public struct ServerTLSMaterial: Sendable {
     public var certificateChain: [UInt8]
     public var privateKey: [UInt8]
     public var clientCA: [UInt8]
+
+    public init(certificateChain: [UInt8], privateKey: [UInt8], clientCA: [UInt8]) {
+        self.certificateChain = certificateChain
+        self.privateKey = privateKey
+        self.clientCA = clientCA
+    }
 
     /// TLS ≥ 1.2 that requires a client certificate chaining to `clientCA` (handshake fails without one).
     public func makeTLSConfiguration() throws -> TLSConfiguration {
@@ -29,7 +33,6 @@ public struct ServerTLSMaterial: Sendable {
 
 /// `pushav receive`: a reference CMAF ingest endpoint (DASH-IF Interface-1 with Matter's path layout).
 public struct IngestServer: Sendable {
-    @MemberwiseInit
     public struct Configuration: Sendable {
         public var root: URL
         public var host: String = "127.0.0.1"
@@ -44,6 +47,21 @@ public struct IngestServer: Sendable {
         public var strict: StrictIngestRules?
         /// Offer HTTP/2 in ALPN (with TLS only), as the Matter reference uploader prefers; HTTP/1.1 stays available.
         public var http2: Bool = false
+
+        public init(
+            root: URL, host: String = "127.0.0.1", port: Int = 8443, tls: ServerTLSMaterial? = nil,
+            maximumBodySize: Int = 64 * 1024 * 1024, validatesMedia: Bool = true, strict: StrictIngestRules? = nil,
+            http2: Bool = false
+        ) {
+            self.root = root
+            self.host = host
+            self.port = port
+            self.tls = tls
+            self.maximumBodySize = maximumBodySize
+            self.validatesMedia = validatesMedia
+            self.strict = strict
+            self.http2 = http2
+        }
     }
 
     public struct ConfigurationError: Error, CustomStringConvertible {

@@ -1,7 +1,6 @@
 import Domain
 import Foundation
 import Ingest
-import MemberwiseInit
 
 /// `pushav receive --strict`: the rules the CSA's Push AV test server applies in strict mode, so that our own suite
 /// holds the uploader to what certification checks. Beyond the layout every upload already follows
@@ -15,7 +14,6 @@ import MemberwiseInit
 /// A client certificate on every upload is the TLS layer's rule (`--client-ca` makes the handshake require one), which
 /// is why strict mode cannot be combined with plain HTTP. Decided from what the root already holds, so a restart of
 /// the receiver keeps applying the same rules.
-@MemberwiseInit
 public struct StrictIngestRules: Sendable, Hashable {
     /// Which interface the sessions use (the CSA server's stream `interface`).
     public enum Interface: String, Sendable, Hashable, CaseIterable {
@@ -29,6 +27,11 @@ public struct StrictIngestRules: Sendable, Hashable {
     /// TC-PAVSTI scripts set), as a set so a transport with video and audio can be expected whole. A stream without
     /// an entry takes any name.
     public var expectedTrackNames: [String: Set<TrackName>] = [:]
+
+    public init(interface: Interface, expectedTrackNames: [String: Set<TrackName>] = [:]) {
+        self.interface = interface
+        self.expectedTrackNames = expectedTrackNames
+    }
 
     /// Why `path` (with `body`) breaks the rules, given the files under `root`; nil when it does not.
     public func problem(_ path: IngestPath, body: [UInt8], root: URL) -> String? {

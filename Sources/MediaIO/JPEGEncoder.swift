@@ -1,14 +1,18 @@
 import CFFmpeg
 import Foundation
-import MemberwiseInit
 import Timeline
 
 /// A JPEG made from a decoded picture: the bytes of one baseline JFIF image and its size in pixels.
-@MemberwiseInit
 public struct JPEGPicture: Sendable, Hashable {
     public var bytes: [UInt8]
     public var width: Int
     public var height: Int
+
+    public init(bytes: [UInt8], width: Int, height: Int) {
+        self.bytes = bytes
+        self.width = width
+        self.height = height
+    }
 }
 
 /// The latest picture the analysis decoded, kept by reference (its buffers are shared with the decoder's output, not

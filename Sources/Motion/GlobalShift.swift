@@ -1,5 +1,3 @@
-import MemberwiseInit
-
 /// How far the whole picture moved against the background, in analysis pixels: the frame shows the background
 /// shifted by (`dx`, `dy`), i.e. frame(x, y) ≈ background(x − dx, y − dy).
 ///
@@ -7,10 +5,14 @@ import MemberwiseInit
 /// textured edge by a fraction of an analysis pixel — a change along every edge of the picture at once, with no
 /// person in it. Measuring that shift and comparing against the frame brought back into the background's place
 /// removes it; what still differs then is the scene, not the camera.
-@MemberwiseInit
 public struct GlobalShift: Sendable, Hashable {
     public var dx: Double
     public var dy: Double
+
+    public init(dx: Double, dy: Double) {
+        self.dx = dx
+        self.dy = dy
+    }
 
     public static let zero = GlobalShift(dx: 0, dy: 0)
 

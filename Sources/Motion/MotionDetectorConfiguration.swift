@@ -1,5 +1,4 @@
 import Domain
-import MemberwiseInit
 
 /// How a `MotionDetector` is set up.
 ///
@@ -21,7 +20,6 @@ import MemberwiseInit
 /// 5 analysed frames a second (0.2 s) keeps the decision latency within one analysis interval (≤ 250 ms with
 /// processing) at about 1 ms of CPU per second of video, under 1 % of decoding 1080p30; analysing every frame
 /// found the same motion.
-@MemberwiseInit
 public struct MotionDetectorConfiguration: Sendable, Hashable {
     /// The video's pixel size: zone polygons are in these coordinates.
     public var sourceWidth: Int
@@ -82,6 +80,39 @@ public struct MotionDetectorConfiguration: Sendable, Hashable {
     /// Shifts smaller than this (analysis pixels) are left alone: resampling blurs the frame a little, which costs
     /// more than a hundredth of a pixel's misalignment.
     public var minimumCompensatedShift: Double = 0.08
+
+    public init(
+        sourceWidth: Int, sourceHeight: Int, analysisWidth: Int, analysisHeight: Int, sensitivity: Int = 5,
+        zones: [MotionZone] = [], analysisInterval: Double = 0.2, backgroundTimeConstant: Double = 2,
+        foregroundTimeConstant: Double = 15, globalChangeFraction: Double = 0.6, recalibrationDuration: Double = 2,
+        motionWindow: Double = 2, noiseFactor: Double = 2, minimumChangedPixels: Int = 6, edgeSupportRadius: Int = 3,
+        lightGains: ClosedRange<Double> = 0.2...5, activityFactor: Double = 3, activityRiseTime: Double = 3,
+        activityFallTime: Double = 20, warmUpDuration: Double = 2, maximumCompensatedShift: Int = 3,
+        minimumCompensatedShift: Double = 0.08
+    ) {
+        self.sourceWidth = sourceWidth
+        self.sourceHeight = sourceHeight
+        self.analysisWidth = analysisWidth
+        self.analysisHeight = analysisHeight
+        self.sensitivity = sensitivity
+        self.zones = zones
+        self.analysisInterval = analysisInterval
+        self.backgroundTimeConstant = backgroundTimeConstant
+        self.foregroundTimeConstant = foregroundTimeConstant
+        self.globalChangeFraction = globalChangeFraction
+        self.recalibrationDuration = recalibrationDuration
+        self.motionWindow = motionWindow
+        self.noiseFactor = noiseFactor
+        self.minimumChangedPixels = minimumChangedPixels
+        self.edgeSupportRadius = edgeSupportRadius
+        self.lightGains = lightGains
+        self.activityFactor = activityFactor
+        self.activityRiseTime = activityRiseTime
+        self.activityFallTime = activityFallTime
+        self.warmUpDuration = warmUpDuration
+        self.maximumCompensatedShift = maximumCompensatedShift
+        self.minimumCompensatedShift = minimumCompensatedShift
+    }
 
     /// A configuration for a video of the given size, analysed at `analysisSize(…)` of it.
     public init(sourceWidth: Int, sourceHeight: Int, sensitivity: Int = 5, zones: [MotionZone] = []) {

@@ -1,13 +1,16 @@
 import Domain
-import MemberwiseInit
 
 /// Motion in one region of one analysed frame.
-@MemberwiseInit
 public struct RegionMotion: Sendable, Hashable {
     /// The lowest sensitivity (1…10) at which the region moved; it also moved at every higher one. nil: not even at 10.
     public var lowestSensitivity: Int?
     /// The fraction of the region's pixels that changed at the most sensitive threshold (a score for logs).
     public var changedFraction: Double
+
+    public init(lowestSensitivity: Int? = nil, changedFraction: Double) {
+        self.lowestSensitivity = lowestSensitivity
+        self.changedFraction = changedFraction
+    }
 
     public static let still = RegionMotion(lowestSensitivity: nil, changedFraction: 0)
 

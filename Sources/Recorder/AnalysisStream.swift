@@ -2,13 +2,11 @@ import Domain
 import Foundation
 import Logging
 import MediaIO
-import MemberwiseInit
 import Timeline
 
 /// A second, low-resolution stream of the same camera that motion is analysed on while the main stream is only copied
 /// (an IP camera's substream, e.g. 640×360): the decode that analysis needs then costs a fraction of the main
 /// stream's. Zones stay in the main video's pixel coordinates; the substream is assumed to show the same field of view.
-@MemberwiseInit
 public struct AnalysisSource: Sendable, Equatable {
     public var url: String
     /// Demuxer/protocol options for this stream (e.g. RTSP's `timeout`).
@@ -17,6 +15,12 @@ public struct AnalysisSource: Sendable, Equatable {
     /// picture's time, so a run gives the same clips every time. Otherwise (a live camera, a paced file) pictures are
     /// applied as they arrive and the recording never waits for them.
     public var synchronous: Bool
+
+    public init(url: String, inputOptions: [String: String] = [:], synchronous: Bool) {
+        self.url = url
+        self.inputOptions = inputOptions
+        self.synchronous = synchronous
+    }
 
     /// The analysis stream for recording `input`: synchronous exactly when both are local files read unpaced.
     public init(url: String, recording input: String, pacedRealTime: Bool, inputOptions: [String: String] = [:]) {

@@ -1,14 +1,17 @@
 import Foundation
 import Logging
 import MediaIO
-import MemberwiseInit
 import Synchronization
 
 /// A JPEG of a camera's latest analysed picture, and when it was made.
-@MemberwiseInit
 public struct Snapshot: Sendable, Hashable {
     public var picture: JPEGPicture
     public var taken: Date
+
+    public init(picture: JPEGPicture, taken: Date) {
+        self.picture = picture
+        self.taken = taken
+    }
 }
 
 /// Snapshots of what a live recording analyses, asked for from any task and made on the media thread (`pushav

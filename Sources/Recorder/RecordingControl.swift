@@ -2,7 +2,6 @@ import CMAF
 import Domain
 import Foundation
 import MediaIO
-import MemberwiseInit
 import Motion
 import Synchronization
 import Timeline
@@ -112,7 +111,6 @@ final class BeginAnswers: Sendable {
 
 /// What a connection's sessions look like when it differs from the recording's defaults (each transport has its own
 /// CMAF options and track names; a muted microphone records no audio).
-@MemberwiseInit
 public struct SessionFormat: Sendable, Hashable {
     public var segmentDuration: MediaTime
     /// nil: no chunks.
@@ -132,6 +130,22 @@ public struct SessionFormat: Sendable, Hashable {
     /// when the recording keeps its pictures (``RecordingOptions/snapshots``). Never for an encrypted session: the
     /// thumbnail would show in the clear what the transport encrypts.
     public var thumbnails: Bool = false
+
+    public init(
+        segmentDuration: MediaTime, chunkDuration: MediaTime? = nil, trackNames: TrackNames = TrackNames(),
+        includeAudio: Bool = true, writeClips: Bool = false, dashManifest: Bool = false,
+        encryption: CommonEncryption? = nil, writesSegmentFiles: Bool = true, thumbnails: Bool = false
+    ) {
+        self.segmentDuration = segmentDuration
+        self.chunkDuration = chunkDuration
+        self.trackNames = trackNames
+        self.includeAudio = includeAudio
+        self.writeClips = writeClips
+        self.dashManifest = dashManifest
+        self.encryption = encryption
+        self.writesSegmentFiles = writesSegmentFiles
+        self.thumbnails = thumbnails
+    }
 }
 
 /// What one transport connection's recording should be now, as its owner wants it: a level, not a command. The
@@ -170,11 +184,18 @@ public struct DesiredRecording: Sendable {
 }
 
 /// Everything a camera's recording follows: its connections, its zones and Zone Management's triggers.
-@MemberwiseInit
 public struct DesiredRecordings: Sendable {
     public var connections: [UInt16: DesiredRecording] = [:]
     public var zones: [MotionZone] = []
     public var zoneTriggers: [ZoneTrigger] = []
+
+    public init(
+        connections: [UInt16: DesiredRecording] = [:], zones: [MotionZone] = [], zoneTriggers: [ZoneTrigger] = []
+    ) {
+        self.connections = connections
+        self.zones = zones
+        self.zoneTriggers = zoneTriggers
+    }
 }
 
 /// How a running recording learns what to record while it reads: transport connections come and go, are triggered by
@@ -335,7 +356,6 @@ public final class RecordingControl: Sendable {
 
 /// A stretch of wall-clock time in which a camera's analysed frames showed motion (for status pages, not for clips:
 /// clips follow the media timeline).
-@MemberwiseInit
 public struct MotionPeriod: Codable, Sendable, Hashable {
     /// Motion frames at most this many seconds apart belong to one period.
     public static let gap: TimeInterval = 1
@@ -344,4 +364,9 @@ public struct MotionPeriod: Codable, Sendable, Hashable {
 
     public var start: Date
     public var end: Date
+
+    public init(start: Date, end: Date) {
+        self.start = start
+        self.end = end
+    }
 }

@@ -1,4 +1,3 @@
-import MemberwiseInit
 import Timeline
 
 /// Compares what a recording should run (each connection's ``DesiredRecording``) with what it runs and says what to
@@ -8,13 +7,22 @@ import Timeline
 /// second run gives none. So a desired state published twice, or late, or to a new pass after a reconnect, is safe.
 public enum RecordingReconciler {
     /// The part of a connection's desired recording that decides the steps.
-    @MemberwiseInit
     public struct Target: Sendable, Hashable {
         public var generation: Int
         public var active: Bool
         public var includeAudio: Bool
         public var motionFilter: MotionTriggerFilter
         public var retryEpoch: Int
+
+        public init(
+            generation: Int, active: Bool, includeAudio: Bool, motionFilter: MotionTriggerFilter, retryEpoch: Int
+        ) {
+            self.generation = generation
+            self.active = active
+            self.includeAudio = includeAudio
+            self.motionFilter = motionFilter
+            self.retryEpoch = retryEpoch
+        }
     }
 
     public enum Step: Sendable, Hashable {

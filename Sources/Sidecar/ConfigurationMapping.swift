@@ -1,13 +1,17 @@
 import Foundation
-import MemberwiseInit
 import Yams
 
 /// A configuration the service refuses to start with; `key` is the offending key's path.
-@MemberwiseInit
 public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
     public var key: String
     public var message: String
     public var file: String?
+
+    public init(key: String, message: String, file: String? = nil) {
+        self.key = key
+        self.message = message
+        self.file = file
+    }
 
     public var description: String {
         (file.map { "\($0): " } ?? "") + (key.isEmpty ? message : "\(key): \(message)")

@@ -5,7 +5,6 @@ import Yams
 #if canImport(Glibc)
 import Domain
 import Glibc
-import MemberwiseInit
 #endif
 
 /// `pushav serve --config serve.yaml`: the control API's address and access control, the state folder, the spool's
@@ -13,7 +12,6 @@ import MemberwiseInit
 ///
 /// Parsed strictly: an unknown key, a missing required key or an invalid value is a start-up error that names the key
 /// (`cameras[0].zones[1].sensitivity: must be 1…10, got 12`), never a default silently applied in its place.
-@MemberwiseInit
 public struct ServeConfiguration: Sendable, Hashable {
     /// Where the control API listens; loopback by default.
     public var listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080)
@@ -37,6 +35,24 @@ public struct ServeConfiguration: Sendable, Hashable {
     /// plays; no second copy is written). The oldest go first, and before anything undelivered when space runs low.
     public var recentRecordingsMiB: Int = 256
     public var cameras: [CameraConfiguration]
+
+    public init(
+        listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), tokenFile: String? = nil,
+        tls: APITLSFiles? = nil, allowedOrigins: [String] = [], state: String, spoolCapacityMiB: Int = 1024,
+        retiredDeliveryPatienceSeconds: Int = 3600, uploadMaxBackoffMs: Int = 60_000, recentRecordingsMiB: Int = 256,
+        cameras: [CameraConfiguration]
+    ) {
+        self.listen = listen
+        self.tokenFile = tokenFile
+        self.tls = tls
+        self.allowedOrigins = allowedOrigins
+        self.state = state
+        self.spoolCapacityMiB = spoolCapacityMiB
+        self.retiredDeliveryPatienceSeconds = retiredDeliveryPatienceSeconds
+        self.uploadMaxBackoffMs = uploadMaxBackoffMs
+        self.recentRecordingsMiB = recentRecordingsMiB
+        self.cameras = cameras
+    }
 
     /// Parses and checks a YAML document.
     public init(yaml: String) throws(ConfigurationError) {
@@ -111,10 +127,14 @@ public struct ServeConfiguration: Sendable, Hashable {
 }
 
 /// `host:port` (IPv6 as `[::1]:8080`).
-@MemberwiseInit
 public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
     public var host: String
     public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
 
     public init(_ text: String, key: String) throws(ConfigurationError) {
         guard let colon = text.lastIndex(of: ":") else {
@@ -146,11 +166,16 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
 
 /// The control API's mutual TLS: its certificate chain and private key, and the CA that client certificates must
 /// chain to (PEM files). A client without such a certificate cannot complete the handshake.
-@MemberwiseInit
 public struct APITLSFiles: Sendable, Hashable {
     public var certificate: String
     public var key: String
     public var clientCA: String
+
+    public init(certificate: String, key: String, clientCA: String) {
+        self.certificate = certificate
+        self.key = key
+        self.clientCA = clientCA
+    }
 
     init(_ node: Node, path: String) throws(ConfigurationError) {
         let map = try ConfigurationMapping(node, path: path, known: ["certificate", "key", "clientCA"])
@@ -188,7 +213,6 @@ public enum APIToken {
 }
 
 /// One camera: one Matter endpoint with its own Push AV Stream Transport cluster instance.
-@MemberwiseInit
 public struct CameraConfiguration: Sendable, Hashable {
     /// Names the camera in the API (`/v1/cameras/{id}/…`): letters, digits, `-` and `_`.
     public var id: String
@@ -212,6 +236,23 @@ public struct CameraConfiguration: Sendable, Hashable {
     /// The cluster's PERZONESENS feature (FeatureMap bit 0): each motion zone of a transport carries its own
     /// sensitivity, and `motionSensitivity` is refused. Off by default: Google Home sets `motionSensitivity`.
     public var perZoneSensitivity: Bool = false
+
+    public init(
+        id: String, source: String, live: Bool = true, videoStreamID: UInt16 = 1, audioStreamID: UInt16? = nil,
+        zones: [MotionZone] = [], keyFrameInterval: Int = 2000, analysis: MotionAnalysisMode = .all,
+        analysisSource: String? = nil, perZoneSensitivity: Bool = false
+    ) {
+        self.id = id
+        self.source = source
+        self.live = live
+        self.videoStreamID = videoStreamID
+        self.audioStreamID = audioStreamID
+        self.zones = zones
+        self.keyFrameInterval = keyFrameInterval
+        self.analysis = analysis
+        self.analysisSource = analysisSource
+        self.perZoneSensitivity = perZoneSensitivity
+    }
 
     /// `cameras[].analysis`.
     public enum MotionAnalysisMode: String, Sendable, Hashable, CaseIterable {

@@ -1,6 +1,5 @@
 import Domain
 import Foundation
-import MemberwiseInit
 import Recorder
 import TransportModel
 
@@ -75,10 +74,14 @@ public protocol SidecarControl: Sendable {
 /// A recent recording's video track as the spool keeps it: its header, then its segments in order. Concatenated they
 /// are one fragmented MP4 that browsers play; the route serves them without copying.
 public struct ClipParts: Sendable, Hashable {
-    @MemberwiseInit
     public struct Part: Sendable, Hashable {
         public var file: URL
         public var bytes: Int
+
+        public init(file: URL, bytes: Int) {
+            self.file = file
+            self.bytes = bytes
+        }
     }
 
     public var parts: [Part]
@@ -87,7 +90,6 @@ public struct ClipParts: Sendable, Hashable {
 }
 
 /// `POST /v1/tls/endpoints`: where an ingest server is and the certificates for mutual TLS, in PEM.
-@MemberwiseInit
 public struct TLSEndpointRequest: Codable, Sendable, Hashable {
     public var hostname: String
     public var port: UInt16
@@ -97,20 +99,34 @@ public struct TLSEndpointRequest: Codable, Sendable, Hashable {
     public var clientCertificate: String
     /// The client certificate's private key.
     public var clientKey: String
+
+    public init(hostname: String, port: UInt16, caCertificate: String, clientCertificate: String, clientKey: String) {
+        self.hostname = hostname
+        self.port = port
+        self.caCertificate = caCertificate
+        self.clientCertificate = clientCertificate
+        self.clientKey = clientKey
+    }
 }
 
 /// A provisioned TLS endpoint as the API lists it (certificates, never the key).
-@MemberwiseInit
 public struct TLSEndpointSummary: Codable, Sendable, Hashable {
     public var endpointID: UInt16
     public var hostname: String
     public var port: UInt16
     public var caCertificate: String
     public var clientCertificate: String
+
+    public init(endpointID: UInt16, hostname: String, port: UInt16, caCertificate: String, clientCertificate: String) {
+        self.endpointID = endpointID
+        self.hostname = hostname
+        self.port = port
+        self.caCertificate = caCertificate
+        self.clientCertificate = clientCertificate
+    }
 }
 
 /// The CameraAvStreamManagement attributes a controller sets that change what is recorded. Persisted.
-@MemberwiseInit
 public struct CameraAttributes: Codable, Sendable, Hashable {
     /// Recordings carry no audio track, from the next recording on.
     public var recordingMicrophoneMuted: Bool = false
@@ -118,14 +134,31 @@ public struct CameraAttributes: Codable, Sendable, Hashable {
     public var softRecordingPrivacyModeEnabled: Bool = false
     /// No live-view uploads.
     public var softLivestreamPrivacyModeEnabled: Bool = false
+
+    public init(
+        recordingMicrophoneMuted: Bool = false, softRecordingPrivacyModeEnabled: Bool = false,
+        softLivestreamPrivacyModeEnabled: Bool = false
+    ) {
+        self.recordingMicrophoneMuted = recordingMicrophoneMuted
+        self.softRecordingPrivacyModeEnabled = softRecordingPrivacyModeEnabled
+        self.softLivestreamPrivacyModeEnabled = softLivestreamPrivacyModeEnabled
+    }
 }
 
 /// A partial update of ``CameraAttributes``: nil leaves a field as it is.
-@MemberwiseInit
 public struct CameraAttributesChange: Codable, Sendable, Hashable {
     public var recordingMicrophoneMuted: Bool?
     public var softRecordingPrivacyModeEnabled: Bool?
     public var softLivestreamPrivacyModeEnabled: Bool?
+
+    public init(
+        recordingMicrophoneMuted: Bool? = nil, softRecordingPrivacyModeEnabled: Bool? = nil,
+        softLivestreamPrivacyModeEnabled: Bool? = nil
+    ) {
+        self.recordingMicrophoneMuted = recordingMicrophoneMuted
+        self.softRecordingPrivacyModeEnabled = softRecordingPrivacyModeEnabled
+        self.softLivestreamPrivacyModeEnabled = softLivestreamPrivacyModeEnabled
+    }
 
     public func applied(to attributes: CameraAttributes) -> CameraAttributes {
         var result = attributes
@@ -137,15 +170,18 @@ public struct CameraAttributesChange: Codable, Sendable, Hashable {
 }
 
 /// `GET /v1/cameras/{camera}/snapshot.jpg`: a JPEG of the camera's analysed picture and when it was made.
-@MemberwiseInit
 public struct CameraSnapshot: Sendable, Hashable {
     public var jpeg: Data
     public var taken: Date
+
+    public init(jpeg: Data, taken: Date) {
+        self.jpeg = jpeg
+        self.taken = taken
+    }
 }
 
 /// One transport connection of a camera as the status page shows it: what it records on, where it uploads, how its
 /// queue stands. Never the ingest URL's credentials or path: the ingest's host and port only.
-@MemberwiseInit
 public struct ConnectionStatus: Codable, Sendable, Hashable {
     public var connectionID: UInt16
     public var fabricIndex: UInt8
@@ -170,10 +206,31 @@ public struct ConnectionStatus: Codable, Sendable, Hashable {
     public var lastErrorAt: Date?
     /// The transport encrypts (CENC): no clip or thumbnail is kept in the clear.
     public var encrypted: Bool = false
+
+    public init(
+        connectionID: UInt16, fabricIndex: UInt8, triggerType: String, transportStatus: String, ingest: String,
+        sessionNumber: SessionNumber? = nil, recordingSession: SessionNumber? = nil, recordingSince: Date? = nil,
+        queueDepth: Int = 0, oldestWaiting: Date? = nil, lastDelivery: Date? = nil, lastError: String? = nil,
+        lastErrorAt: Date? = nil, encrypted: Bool = false
+    ) {
+        self.connectionID = connectionID
+        self.fabricIndex = fabricIndex
+        self.triggerType = triggerType
+        self.transportStatus = transportStatus
+        self.ingest = ingest
+        self.sessionNumber = sessionNumber
+        self.recordingSession = recordingSession
+        self.recordingSince = recordingSince
+        self.queueDepth = queueDepth
+        self.oldestWaiting = oldestWaiting
+        self.lastDelivery = lastDelivery
+        self.lastError = lastError
+        self.lastErrorAt = lastErrorAt
+        self.encrypted = encrypted
+    }
 }
 
 /// `GET /v1/cameras`: one camera's source and what it recorded lately.
-@MemberwiseInit
 public struct CameraStatus: Codable, Sendable, Hashable {
     public enum SourceState: String, Codable, Sendable, Hashable {
         /// Opening the source (first time or after a loss).
@@ -186,7 +243,6 @@ public struct CameraStatus: Codable, Sendable, Hashable {
         case stopped
     }
 
-    @MemberwiseInit
     public struct RecentClip: Codable, Sendable, Hashable {
         public var connectionID: UInt16
         public var cmafSessionNumber: SessionNumber
@@ -206,6 +262,24 @@ public struct CameraStatus: Codable, Sendable, Hashable {
         public var triggerOffset: Double?
         /// Where the JPEG of the picture at the trigger is served (`…/{session}/thumbnail.jpg`); nil without one.
         public var thumbnail: String?
+
+        public init(
+            connectionID: UInt16, cmafSessionNumber: SessionNumber, started: Date, ended: Date? = nil,
+            endReason: String? = nil, delivered: Bool? = nil, clip: String? = nil, givenUp: Bool? = nil,
+            triggerType: String? = nil, triggerOffset: Double? = nil, thumbnail: String? = nil
+        ) {
+            self.connectionID = connectionID
+            self.cmafSessionNumber = cmafSessionNumber
+            self.started = started
+            self.ended = ended
+            self.endReason = endReason
+            self.delivered = delivered
+            self.clip = clip
+            self.givenUp = givenUp
+            self.triggerType = triggerType
+            self.triggerOffset = triggerOffset
+            self.thumbnail = thumbnail
+        }
     }
 
     public var id: String
@@ -239,10 +313,34 @@ public struct CameraStatus: Codable, Sendable, Hashable {
     public var attributes: CameraAttributes?
     /// Each connection allocated on this camera, by ID.
     public var transports: [ConnectionStatus] = []
+
+    public init(
+        id: String, source: String, state: SourceState, lastError: String? = nil, framesAnalysed: Int = 0,
+        analysisRate: Double? = nil, lastMotion: Date? = nil, connections: Int = 0, recentClips: [RecentClip] = [],
+        recentMotion: [MotionPeriod] = [], connectionsWithoutTLSEndpoint: [UInt16] = [], reconnects: Int = 0,
+        videoWidth: Int? = nil, videoHeight: Int? = nil, attributes: CameraAttributes? = nil,
+        transports: [ConnectionStatus] = []
+    ) {
+        self.id = id
+        self.source = source
+        self.state = state
+        self.lastError = lastError
+        self.framesAnalysed = framesAnalysed
+        self.analysisRate = analysisRate
+        self.lastMotion = lastMotion
+        self.connections = connections
+        self.recentClips = recentClips
+        self.recentMotion = recentMotion
+        self.connectionsWithoutTLSEndpoint = connectionsWithoutTLSEndpoint
+        self.reconnects = reconnects
+        self.videoWidth = videoWidth
+        self.videoHeight = videoHeight
+        self.attributes = attributes
+        self.transports = transports
+    }
 }
 
 /// `GET /health`.
-@MemberwiseInit
 public struct SidecarHealth: Codable, Sendable, Hashable {
     /// "ok" when every camera streams and the spool can be read, "degraded" otherwise.
     public var status: String
@@ -252,6 +350,16 @@ public struct SidecarHealth: Codable, Sendable, Hashable {
     public var pendingUploads: Int?
     /// Why the spool could not be read; nil when it could.
     public var spoolError: String? = nil
+
+    public init(
+        status: String, cameras: [String: CameraStatus.SourceState], pendingUploads: Int? = nil,
+        spoolError: String? = nil
+    ) {
+        self.status = status
+        self.cameras = cameras
+        self.pendingUploads = pendingUploads
+        self.spoolError = spoolError
+    }
 }
 
 /// `GET /ready` (answered 200 when ``ready``, 503 otherwise, with this body either way).

@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import MemberwiseInit
 import OpenAPIRuntime
 import TransportModel
 
@@ -9,12 +8,18 @@ import TransportModel
 /// `status`/`code` are the Interaction Model status (name and number). A cluster-specific status is reported the way
 /// Matter carries it: IM status FAILURE (code 1) with `clusterStatus` set to the cluster's StatusCodeEnum value.
 /// `clusterStatus` is always present, null when there is none.
-@MemberwiseInit
 public struct APIErrorBody: Codable, Sendable, Hashable {
     public var status: String
     public var code: UInt8
     public var clusterStatus: UInt8?
     public var message: String
+
+    public init(status: String, code: UInt8, clusterStatus: UInt8? = nil, message: String) {
+        self.status = status
+        self.code = code
+        self.clusterStatus = clusterStatus
+        self.message = message
+    }
 
     private enum CodingKeys: String, CodingKey { case status, code, clusterStatus, message }
 

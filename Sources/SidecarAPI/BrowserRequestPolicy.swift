@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import MemberwiseInit
 import Metrics
 import Sidecar
 
@@ -19,12 +18,16 @@ import Sidecar
 ///   bearer token is required, which a rebinding page does not have.
 ///
 /// Pure: the middleware only reads the request's head and throws the refusal.
-@MemberwiseInit
 public struct BrowserRequestPolicy: Sendable, Hashable {
     /// The configured listen host (`127.0.0.1`, `::1`, `0.0.0.0`, a name …).
     public var listenHost: String
     /// Origins (`scheme://host[:port]`) whose pages may use the API, e.g. a controller's web UI.
     public var allowedOrigins: Set<String> = []
+
+    public init(listenHost: String, allowedOrigins: Set<String> = []) {
+        self.listenHost = listenHost
+        self.allowedOrigins = allowedOrigins
+    }
 
     public enum Refusal: Sendable, Hashable {
         case misdirected(String)

@@ -2,7 +2,6 @@ import Foundation
 import Hummingbird
 import IngestServer
 import Logging
-import MemberwiseInit
 import Prometheus
 import ServiceLifecycle
 import Sidecar
@@ -14,7 +13,6 @@ import SidecarAPI
 /// Motion transport through the sidecar's own HTTP API (exactly as a Matter controller would), then prints each
 /// recording's Begin and End events and, once a session is delivered, where the ingest stored it.
 public struct SidecarDemo: Sendable {
-    @MemberwiseInit
     public struct Options: Sendable {
         /// The file that plays the camera (looped; a file with motion in it shows clips).
         public var media: URL
@@ -27,6 +25,17 @@ public struct SidecarDemo: Sendable {
         public var duration: Duration?
         /// What the API's `/metrics` renders (the process's swift-metrics backend); empty when not given.
         public var metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
+
+        public init(
+            media: URL, directory: URL, listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 0),
+            duration: Duration? = nil, metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
+        ) {
+            self.media = media
+            self.directory = directory
+            self.listen = listen
+            self.duration = duration
+            self.metrics = metrics
+        }
     }
 
     /// The file the demo plays when none is named: clear motion twice in 20 s (4–6 s and 12–14.5 s), H.264 and AAC.

@@ -1,5 +1,4 @@
 import Domain
-import MemberwiseInit
 
 /// Why a recording ended (the report's `endReason`).
 ///
@@ -29,7 +28,6 @@ public enum TransportActivity: String, Sendable, Hashable {
 }
 
 /// A recording starts: the recorder opens a new CMAF session.
-@MemberwiseInit
 public struct ClipBegin: Sendable, Hashable {
     /// 1, 2, 3, … in the order this timeline began recordings; the recorder maps it to a session number.
     public var recording: Int
@@ -44,6 +42,18 @@ public struct ClipBegin: Sendable, Hashable {
     /// Augmentations so far (non-zero only for a recording resumed under rule 8).
     public var augmentations: Int = 0
 
+    public init(
+        recording: Int, trigger: TriggerType, activationTime: MediaTime, anchor: MediaTime,
+        motionDetectedDuration: MediaTime? = nil, augmentations: Int = 0
+    ) {
+        self.recording = recording
+        self.trigger = trigger
+        self.activationTime = activationTime
+        self.anchor = anchor
+        self.motionDetectedDuration = motionDetectedDuration
+        self.augmentations = augmentations
+    }
+
     /// t0 + D as known at the Begin (augmentations may move it later); nil for Continuous.
     public var scheduledEnd: MediaTime? {
         motionDetectedDuration.map { activationTime + $0 }
@@ -51,7 +61,6 @@ public struct ClipBegin: Sendable, Hashable {
 }
 
 /// A running recording's activation got longer (rule 3). Informational: the recorder needs no action.
-@MemberwiseInit
 public struct ClipExtension: Sendable, Hashable {
     /// The recording it applies to, or nil when the transport is Inactive and nothing is being recorded.
     public var recording: Int?
@@ -61,11 +70,22 @@ public struct ClipExtension: Sendable, Hashable {
     /// D after the increase.
     public var motionDetectedDuration: MediaTime
     public var augmentations: Int
+
+    public init(
+        recording: Int? = nil, activationTime: MediaTime, time: MediaTime, motionDetectedDuration: MediaTime,
+        augmentations: Int
+    ) {
+        self.recording = recording
+        self.activationTime = activationTime
+        self.time = time
+        self.motionDetectedDuration = motionDetectedDuration
+        self.augmentations = augmentations
+    }
+
     public var scheduledEnd: MediaTime { activationTime + motionDetectedDuration }
 }
 
 /// A recording ends: the recorder writes every frame with PTS in [start, `end`) and closes the session.
-@MemberwiseInit
 public struct ClipEnd: Sendable, Hashable {
     public var recording: Int
     public var trigger: TriggerType
@@ -77,6 +97,19 @@ public struct ClipEnd: Sendable, Hashable {
     /// How many samples lengthened D (samples that found D already at M do not count).
     public var augmentations: Int
     public var reason: ClipEndReason
+
+    public init(
+        recording: Int, trigger: TriggerType, activationTime: MediaTime, end: MediaTime,
+        motionDetectedDuration: MediaTime? = nil, augmentations: Int, reason: ClipEndReason
+    ) {
+        self.recording = recording
+        self.trigger = trigger
+        self.activationTime = activationTime
+        self.end = end
+        self.motionDetectedDuration = motionDetectedDuration
+        self.augmentations = augmentations
+        self.reason = reason
+    }
 }
 
 /// One output of `ClipTimeline`, in the order the recorder must apply them.

@@ -1,5 +1,4 @@
 import Domain
-import MemberwiseInit
 
 /// The clip timing of one transport connection as a pure, deterministic state machine (README "Clip timing",
 /// rules 2–8). Feed it `TimelineInput`s in presentation order; it answers with the `ClipDecision`s to apply.
@@ -12,7 +11,6 @@ import MemberwiseInit
 /// recorder picks the first sample with `PreRollRule`.
 public struct ClipTimeline: Sendable {
     /// What the transport's TriggerOptions say.
-    @MemberwiseInit
     public struct Configuration: Sendable, Hashable {
         /// The transport's TriggerType.
         public var trigger: TriggerType
@@ -20,6 +18,15 @@ public struct ClipTimeline: Sendable {
         public var motionTimeControl: ClipTimeControl?
         /// Continuous transports start a new session at the first keyframe this long after the current one began.
         public var continuousSessionLength: MediaTime = .seconds(300)
+
+        public init(
+            trigger: TriggerType, motionTimeControl: ClipTimeControl? = nil,
+            continuousSessionLength: MediaTime = .seconds(300)
+        ) {
+            self.trigger = trigger
+            self.motionTimeControl = motionTimeControl
+            self.continuousSessionLength = continuousSessionLength
+        }
 
         public static func motion(_ timeControl: ClipTimeControl) -> Configuration {
             Configuration(trigger: .motion, motionTimeControl: timeControl)

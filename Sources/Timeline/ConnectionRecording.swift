@@ -1,5 +1,4 @@
 import Domain
-import MemberwiseInit
 
 /// One transport connection's recording, as one pure state machine: the ``ClipTimeline`` that decides *when* to
 /// record, and the lifecycle of each recording the timeline asks for — waiting for its keyframe, announced to the
@@ -17,10 +16,14 @@ import MemberwiseInit
 /// `ClipRunner`) to carry out. It holds no packets and does no I/O, so it is tested by tables.
 public struct ConnectionRecording: Sendable {
     /// A random-access picture a recording can start at: its presentation time and its place in the pre-roll buffer.
-    @MemberwiseInit
     public struct Keyframe: Sendable, Hashable {
         public var pts: MediaTime
         public var sequence: Int
+
+        public init(pts: MediaTime, sequence: Int) {
+            self.pts = pts
+            self.sequence = sequence
+        }
     }
 
     /// A recording whose session is being written.

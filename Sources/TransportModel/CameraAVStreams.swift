@@ -1,8 +1,6 @@
 import Foundation
-import MemberwiseInit
 
 /// A video stream the camera has allocated (Camera AV Stream Management AllocatedVideoStreams).
-@MemberwiseInit
 public struct AllocatedVideoStream: Codable, Sendable, Hashable {
     public var videoStreamID: UInt16
     public var codec: VideoCodecEnum = .h264
@@ -11,20 +9,38 @@ public struct AllocatedVideoStream: Codable, Sendable, Hashable {
     public var streamUsage: StreamUsageEnum
     /// Bits per second, counted against `TransportCapabilities.maxNetworkBandwidth`.
     public var maxBitRate: UInt32 = 0
+
+    public init(
+        videoStreamID: UInt16, codec: VideoCodecEnum = .h264, keyFrameInterval: UInt16, streamUsage: StreamUsageEnum,
+        maxBitRate: UInt32 = 0
+    ) {
+        self.videoStreamID = videoStreamID
+        self.codec = codec
+        self.keyFrameInterval = keyFrameInterval
+        self.streamUsage = streamUsage
+        self.maxBitRate = maxBitRate
+    }
 }
 
 /// An audio stream the camera has allocated (Camera AV Stream Management AllocatedAudioStreams).
-@MemberwiseInit
 public struct AllocatedAudioStream: Codable, Sendable, Hashable {
     public var audioStreamID: UInt16
     public var codec: AudioCodecEnum = .opus
     public var streamUsage: StreamUsageEnum
     /// Bits per second.
     public var bitRate: UInt32 = 0
+
+    public init(
+        audioStreamID: UInt16, codec: AudioCodecEnum = .opus, streamUsage: StreamUsageEnum, bitRate: UInt32 = 0
+    ) {
+        self.audioStreamID = audioStreamID
+        self.codec = codec
+        self.streamUsage = streamUsage
+        self.bitRate = bitRate
+    }
 }
 
 /// The camera's privacy switches (Camera AV Stream Management attributes).
-@MemberwiseInit
 public struct PrivacyModes: Codable, Sendable, Hashable {
     /// A physical switch: nothing may stream.
     public var hardPrivacyModeOn: Bool = false
@@ -32,6 +48,15 @@ public struct PrivacyModes: Codable, Sendable, Hashable {
     public var softRecordingPrivacyModeEnabled: Bool = false
     /// No live-view uploads.
     public var softLivestreamPrivacyModeEnabled: Bool = false
+
+    public init(
+        hardPrivacyModeOn: Bool = false, softRecordingPrivacyModeEnabled: Bool = false,
+        softLivestreamPrivacyModeEnabled: Bool = false
+    ) {
+        self.hardPrivacyModeOn = hardPrivacyModeOn
+        self.softRecordingPrivacyModeEnabled = softRecordingPrivacyModeEnabled
+        self.softLivestreamPrivacyModeEnabled = softLivestreamPrivacyModeEnabled
+    }
 
     public var anyOn: Bool { hardPrivacyModeOn || softRecordingPrivacyModeEnabled || softLivestreamPrivacyModeEnabled }
 

@@ -1,6 +1,5 @@
 import Domain
 import Foundation
-import MemberwiseInit
 
 // The cluster's structures, field names as in Google Home's Swift `PushAvStreamTransportTrait`.
 // Optional fields are Swift optionals (absent = nil); optional *nullable* fields are `Nullable<T>?`.
@@ -10,28 +9,39 @@ import MemberwiseInit
 public typealias FabricIndex = UInt8
 
 /// SupportedFormatStruct: one (container, ingest method) pair the node can use together.
-@MemberwiseInit
 public struct SupportedFormatStruct: Codable, Sendable, Hashable {
     public var containerFormat: ContainerFormatEnum
     public var ingestMethod: IngestMethodsEnum
+
+    public init(containerFormat: ContainerFormatEnum, ingestMethod: IngestMethodsEnum) {
+        self.containerFormat = containerFormat
+        self.ingestMethod = ingestMethod
+    }
 }
 
 /// VideoStreamStruct (revision 2): a requested video stream and the name that becomes its CMAF track name.
-@MemberwiseInit
 public struct VideoStreamStruct: Codable, Sendable, Hashable {
     public var videoStreamName: String
     public var videoStreamID: UInt16
+
+    public init(videoStreamName: String, videoStreamID: UInt16) {
+        self.videoStreamName = videoStreamName
+        self.videoStreamID = videoStreamID
+    }
 }
 
 /// AudioStreamStruct (revision 2): a requested audio stream and its CMAF track name.
-@MemberwiseInit
 public struct AudioStreamStruct: Codable, Sendable, Hashable {
     public var audioStreamName: String
     public var audioStreamID: UInt16
+
+    public init(audioStreamName: String, audioStreamID: UInt16) {
+        self.audioStreamName = audioStreamName
+        self.audioStreamID = audioStreamID
+    }
 }
 
 /// CMAFContainerOptionsStruct. Durations are milliseconds.
-@MemberwiseInit
 public struct CMAFContainerOptionsStruct: Codable, Sendable, Hashable {
     public var cmafInterface: CMAFInterfaceEnum = .interface1
     /// 500…65500 ms, a multiple of the video stream's key-frame interval.
@@ -48,27 +58,49 @@ public struct CMAFContainerOptionsStruct: Codable, Sendable, Hashable {
     public var cencKeyID: Data?
     /// Only with the METADATA feature.
     public var metadataEnabled: Bool?
+
+    public init(
+        cmafInterface: CMAFInterfaceEnum = .interface1, segmentDuration: UInt16, chunkDuration: UInt16,
+        sessionGroup: UInt8? = nil, trackName: String? = nil, cencKey: Data? = nil, cencKeyID: Data? = nil,
+        metadataEnabled: Bool? = nil
+    ) {
+        self.cmafInterface = cmafInterface
+        self.segmentDuration = segmentDuration
+        self.chunkDuration = chunkDuration
+        self.sessionGroup = sessionGroup
+        self.trackName = trackName
+        self.cencKey = cencKey
+        self.cencKeyID = cencKeyID
+        self.metadataEnabled = metadataEnabled
+    }
 }
 
 /// ContainerOptionsStruct.
-@MemberwiseInit
 public struct ContainerOptionsStruct: Codable, Sendable, Hashable {
     public var containerType: ContainerFormatEnum = .cmaf
     /// Required when `containerType` is CMAF, otherwise absent.
     public var cmafContainerOptions: CMAFContainerOptionsStruct?
+
+    public init(containerType: ContainerFormatEnum = .cmaf, cmafContainerOptions: CMAFContainerOptionsStruct? = nil) {
+        self.containerType = containerType
+        self.cmafContainerOptions = cmafContainerOptions
+    }
 }
 
 /// TransportZoneOptionsStruct: a motion zone that activates the transport.
-@MemberwiseInit
 public struct TransportZoneOptionsStruct: Codable, Sendable, Hashable {
     /// A Zone Management zone ID, or null for motion outside every configured zone.
     public var zone: Nullable<UInt16>
     /// 1…10; required with PERZONESENS, absent without it.
     public var sensitivity: UInt8?
+
+    public init(zone: Nullable<UInt16>, sensitivity: UInt8? = nil) {
+        self.zone = zone
+        self.sensitivity = sensitivity
+    }
 }
 
 /// TransportMotionTriggerTimeControlStruct. Durations are seconds.
-@MemberwiseInit
 public struct TransportMotionTriggerTimeControlStruct: Codable, Sendable, Hashable {
     /// ≥ 1.
     public var initialDuration: UInt16
@@ -76,10 +108,16 @@ public struct TransportMotionTriggerTimeControlStruct: Codable, Sendable, Hashab
     /// ≥ 1 and ≥ `initialDuration`.
     public var maxDuration: UInt32
     public var blindDuration: UInt16
+
+    public init(initialDuration: UInt16, augmentationDuration: UInt16, maxDuration: UInt32, blindDuration: UInt16) {
+        self.initialDuration = initialDuration
+        self.augmentationDuration = augmentationDuration
+        self.maxDuration = maxDuration
+        self.blindDuration = blindDuration
+    }
 }
 
 /// TransportTriggerOptionsStruct.
-@MemberwiseInit
 public struct TransportTriggerOptionsStruct: Codable, Sendable, Hashable {
     public var triggerType: TransportTriggerTypeEnum
     /// Motion only; null or empty = motion anywhere.
@@ -90,6 +128,18 @@ public struct TransportTriggerOptionsStruct: Codable, Sendable, Hashable {
     public var motionTimeControl: TransportMotionTriggerTimeControlStruct?
     /// Motion or Command, milliseconds of history before the trigger.
     public var maxPreRollLen: UInt16?
+
+    public init(
+        triggerType: TransportTriggerTypeEnum, motionZones: Nullable<[TransportZoneOptionsStruct]>? = nil,
+        motionSensitivity: Nullable<UInt8>? = nil, motionTimeControl: TransportMotionTriggerTimeControlStruct? = nil,
+        maxPreRollLen: UInt16? = nil
+    ) {
+        self.triggerType = triggerType
+        self.motionZones = motionZones
+        self.motionSensitivity = motionSensitivity
+        self.motionTimeControl = motionTimeControl
+        self.maxPreRollLen = maxPreRollLen
+    }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -112,7 +162,6 @@ public struct TransportTriggerOptionsStruct: Codable, Sendable, Hashable {
 }
 
 /// TransportOptionsStruct: everything a controller configures for one transport.
-@MemberwiseInit
 public struct TransportOptionsStruct: Codable, Sendable, Hashable {
     public var streamUsage: StreamUsageEnum
     /// Deprecated in revision 2. Absent = no video, null = automatic selection.
@@ -132,6 +181,25 @@ public struct TransportOptionsStruct: Codable, Sendable, Hashable {
     /// Revision 2: requested audio streams and their track names.
     public var audioStreams: [AudioStreamStruct]?
 
+    public init(
+        streamUsage: StreamUsageEnum, videoStreamID: Nullable<UInt16>? = nil, audioStreamID: Nullable<UInt16>? = nil,
+        tlsEndpointID: UInt16, url: String, triggerOptions: TransportTriggerOptionsStruct,
+        ingestMethod: IngestMethodsEnum = .cmafIngest, containerOptions: ContainerOptionsStruct,
+        expiryTime: UInt32? = nil, videoStreams: [VideoStreamStruct]? = nil, audioStreams: [AudioStreamStruct]? = nil
+    ) {
+        self.streamUsage = streamUsage
+        self.videoStreamID = videoStreamID
+        self.audioStreamID = audioStreamID
+        self.tlsEndpointID = tlsEndpointID
+        self.url = url
+        self.triggerOptions = triggerOptions
+        self.ingestMethod = ingestMethod
+        self.containerOptions = containerOptions
+        self.expiryTime = expiryTime
+        self.videoStreams = videoStreams
+        self.audioStreams = audioStreams
+    }
+
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         streamUsage = try container.decode(StreamUsageEnum.self, forKey: .streamUsage)
@@ -149,13 +217,22 @@ public struct TransportOptionsStruct: Codable, Sendable, Hashable {
 }
 
 /// TransportConfigurationStruct (fabric-scoped): one allocated connection as controllers see it.
-@MemberwiseInit
 public struct TransportConfigurationStruct: Codable, Sendable, Hashable {
     public var connectionID: UInt16
     public var transportStatus: TransportStatusEnum
     /// Omitted when read over a transport without large-message support.
     public var transportOptions: TransportOptionsStruct?
     public var fabricIndex: FabricIndex?
+
+    public init(
+        connectionID: UInt16, transportStatus: TransportStatusEnum, transportOptions: TransportOptionsStruct? = nil,
+        fabricIndex: FabricIndex? = nil
+    ) {
+        self.connectionID = connectionID
+        self.transportStatus = transportStatus
+        self.transportOptions = transportOptions
+        self.fabricIndex = fabricIndex
+    }
 }
 
 extension ClipTimeControl {

@@ -1,10 +1,8 @@
 import Foundation
-import MemberwiseInit
 import Synchronization
 
 /// One entry of the cluster's event log: a PushTransportBegin/End with the event number, time and fabric Matter
 /// gives every event. This is also what `PushAVStreamTransportServer.events()` delivers.
-@MemberwiseInit
 public struct LoggedTransportEvent: Sendable, Hashable {
     /// The event number: 1 for the first event of a new store, only ever increasing (across restarts too).
     public var number: UInt64
@@ -13,6 +11,13 @@ public struct LoggedTransportEvent: Sendable, Hashable {
     /// The fabric of the connection the event concerns (kept for an End whose connection is already gone).
     public var fabricIndex: FabricIndex
     public var event: CameraEvent
+
+    public init(number: UInt64, time: Date, fabricIndex: FabricIndex, event: CameraEvent) {
+        self.number = number
+        self.time = time
+        self.fabricIndex = fabricIndex
+        self.event = event
+    }
 }
 
 /// How much of the event log is kept; older entries are pruned on append.

@@ -1,9 +1,7 @@
 import Domain
 import Foundation
-import MemberwiseInit
 
 /// The PushTransportBegin event: a recording started uploading.
-@MemberwiseInit
 public struct PushTransportBegin: Codable, Sendable, Hashable {
     public var connectionID: UInt16
     /// Command for a manually triggered recording, whatever the transport's own trigger type.
@@ -13,14 +11,33 @@ public struct PushTransportBegin: Codable, Sendable, Hashable {
     public var containerType: ContainerFormatEnum?
     /// The recording's CMAF session number; present for CMAF.
     public var cmafSessionNumber: SessionNumber?
+
+    public init(
+        connectionID: UInt16, triggerType: TransportTriggerTypeEnum,
+        activationReason: TriggerActivationReasonEnum? = nil, containerType: ContainerFormatEnum? = nil,
+        cmafSessionNumber: SessionNumber? = nil
+    ) {
+        self.connectionID = connectionID
+        self.triggerType = triggerType
+        self.activationReason = activationReason
+        self.containerType = containerType
+        self.cmafSessionNumber = cmafSessionNumber
+    }
 }
 
 /// The PushTransportEnd event: a recording finished.
-@MemberwiseInit
 public struct PushTransportEnd: Codable, Sendable, Hashable {
     public var connectionID: UInt16
     public var containerType: ContainerFormatEnum?
     public var cmafSessionNumber: SessionNumber?
+
+    public init(
+        connectionID: UInt16, containerType: ContainerFormatEnum? = nil, cmafSessionNumber: SessionNumber? = nil
+    ) {
+        self.connectionID = connectionID
+        self.containerType = containerType
+        self.cmafSessionNumber = cmafSessionNumber
+    }
 }
 
 /// The events of the camera's endpoint, in the order they happened: the Push AV Stream Transport cluster's
@@ -64,13 +81,22 @@ public enum DeallocationReason: Sendable, Hashable {
 }
 
 /// A ManuallyTriggerTransport the recorder must act on: start a clip, or treat it as a matching sample.
-@MemberwiseInit
 public struct ManualTrigger: Sendable, Hashable {
     public var connectionID: UInt16
     public var activationReason: TriggerActivationReasonEnum
     /// The command's time control, else the transport's configured motionTimeControl. Its blind duration is ignored.
     public var timeControl: TransportMotionTriggerTimeControlStruct
     public var userDefined: Data?
+
+    public init(
+        connectionID: UInt16, activationReason: TriggerActivationReasonEnum,
+        timeControl: TransportMotionTriggerTimeControlStruct, userDefined: Data? = nil
+    ) {
+        self.connectionID = connectionID
+        self.activationReason = activationReason
+        self.timeControl = timeControl
+        self.userDefined = userDefined
+    }
 }
 
 /// A change of the desired state the cameras follow. Not a cluster event. A camera reconciles to the whole current
@@ -113,7 +139,6 @@ struct Broadcast<Element: Sendable> {
 
 /// The desired state of one camera's transports as the cluster holds it, at one version (see
 /// `PushAVStreamTransportServer.desiredState()`).
-@MemberwiseInit
 public struct DesiredTransportState: Sendable {
     public var version: UInt64
     /// Every connection of every fabric, in ID order.
@@ -121,4 +146,13 @@ public struct DesiredTransportState: Sendable {
     public var registries: TransportRegistries
     /// Zone Management's triggers, each with its sensitivity resolved.
     public var zoneTriggers: [ZoneTrigger]
+
+    public init(
+        version: UInt64, connections: [StoredConnection], registries: TransportRegistries, zoneTriggers: [ZoneTrigger]
+    ) {
+        self.version = version
+        self.connections = connections
+        self.registries = registries
+        self.zoneTriggers = zoneTriggers
+    }
 }

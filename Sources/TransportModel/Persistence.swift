@@ -1,10 +1,8 @@
 import Domain
 
 import Foundation
-import MemberwiseInit
 
 /// An allocated connection as the server keeps it: the cluster's view plus the absolute expiry deadline.
-@MemberwiseInit
 public struct StoredConnection: Sendable, Hashable {
     public var connectionID: UInt16
     public var fabricIndex: FabricIndex
@@ -13,6 +11,17 @@ public struct StoredConnection: Sendable, Hashable {
     public var transportOptions: TransportOptionsStruct
     /// When the ExpiryTime TTL runs out, as wall-clock time so it survives a restart; nil = never.
     public var expiryDeadline: Date?
+
+    public init(
+        connectionID: UInt16, fabricIndex: FabricIndex, transportStatus: TransportStatusEnum,
+        transportOptions: TransportOptionsStruct, expiryDeadline: Date? = nil
+    ) {
+        self.connectionID = connectionID
+        self.fabricIndex = fabricIndex
+        self.transportStatus = transportStatus
+        self.transportOptions = transportOptions
+        self.expiryDeadline = expiryDeadline
+    }
 
     /// The TransportConfigurationStruct controllers read.
     public var configuration: TransportConfigurationStruct {
@@ -23,7 +32,6 @@ public struct StoredConnection: Sendable, Hashable {
 }
 
 /// Everything the server restores at startup.
-@MemberwiseInit
 public struct PersistentTransportState: Sendable, Hashable {
     public var connections: [StoredConnection] = []
     public var registries: TransportRegistries = TransportRegistries()
@@ -34,15 +42,32 @@ public struct PersistentTransportState: Sendable, Hashable {
     /// Recordings whose Begin went out and whose End did not, by connection ID: after a `kill -9` or a power loss,
     /// these ended with the process, and their End is still owed to the controller.
     public var openRecordings: [UInt16: OpenRecording] = [:]
+
+    public init(
+        connections: [StoredConnection] = [], registries: TransportRegistries = TransportRegistries(),
+        lastConnectionID: UInt16? = nil, sessionNumbers: [UInt16: SessionNumber] = [:],
+        openRecordings: [UInt16: OpenRecording] = [:]
+    ) {
+        self.connections = connections
+        self.registries = registries
+        self.lastConnectionID = lastConnectionID
+        self.sessionNumbers = sessionNumbers
+        self.openRecordings = openRecordings
+    }
 }
 
 /// A recording between its PushTransportBegin and its PushTransportEnd: what its End needs.
-@MemberwiseInit
 public struct OpenRecording: Sendable, Hashable {
     public var sessionNumber: SessionNumber
     public var containerType: ContainerFormatEnum
     /// The connection's fabric at Begin (the End goes to it even if the connection is gone).
     public var fabricIndex: FabricIndex
+
+    public init(sessionNumber: SessionNumber, containerType: ContainerFormatEnum, fabricIndex: FabricIndex) {
+        self.sessionNumber = sessionNumber
+        self.containerType = containerType
+        self.fabricIndex = fabricIndex
+    }
 }
 
 /// Where the server writes its state through. Every method is one atomic write; a throw means nothing changed.

@@ -1,10 +1,8 @@
 import Domain
 import Foundation
-import MemberwiseInit
 
 /// What the Push AV Stream Transport commands validate against and the service configures: the other clusters of
 /// the camera's endpoint, each its own value with its own rules. Persisted alongside the connections.
-@MemberwiseInit
 public struct TransportRegistries: Sendable, Hashable {
     /// TLS Client Management.
     public var tls: TLSClientEndpoints
@@ -12,6 +10,12 @@ public struct TransportRegistries: Sendable, Hashable {
     public var zoneManagement: ZoneManagement
     /// Camera AV Stream Management (streams and privacy).
     public var streams: CameraAVStreams
+
+    public init(tls: TLSClientEndpoints, zoneManagement: ZoneManagement, streams: CameraAVStreams) {
+        self.tls = tls
+        self.zoneManagement = zoneManagement
+        self.streams = streams
+    }
 
     /// Every cluster's contents at once, as configuration and fixtures list them.
     public init(
@@ -59,7 +63,6 @@ public struct PushAVStreamTransportFeatures: OptionSet, Sendable, Hashable {
 }
 
 /// What this device can do; fixed for the lifetime of the process (not persisted).
-@MemberwiseInit
 public struct TransportCapabilities: Sendable, Hashable {
     public var features: PushAVStreamTransportFeatures = []
     /// The SupportedFormats attribute; must contain (CMAF, CMAFIngest).
@@ -75,4 +78,22 @@ public struct TransportCapabilities: Sendable, Hashable {
     public var supportedAudioCodecs: Set<AudioCodecEnum> = [.opus, .aacLC]
     /// Camera MaxNetworkBandwidth in bits per second; nil = not limited.
     public var maxNetworkBandwidth: UInt32?
+
+    public init(
+        features: PushAVStreamTransportFeatures = [],
+        supportedFormats: [SupportedFormatStruct] = [SupportedFormatStruct(containerFormat: .cmaf, ingestMethod: .cmafIngest)],
+        supportedStreamUsages: Set<StreamUsageEnum> = [.recording, .analysis, .liveView], maxZones: UInt8 = 8,
+        supportedCMAFInterfaces: Set<CMAFInterfaceEnum> = [.interface1],
+        supportedVideoCodecs: Set<VideoCodecEnum> = [.h264],
+        supportedAudioCodecs: Set<AudioCodecEnum> = [.opus, .aacLC], maxNetworkBandwidth: UInt32? = nil
+    ) {
+        self.features = features
+        self.supportedFormats = supportedFormats
+        self.supportedStreamUsages = supportedStreamUsages
+        self.maxZones = maxZones
+        self.supportedCMAFInterfaces = supportedCMAFInterfaces
+        self.supportedVideoCodecs = supportedVideoCodecs
+        self.supportedAudioCodecs = supportedAudioCodecs
+        self.maxNetworkBandwidth = maxNetworkBandwidth
+    }
 }

@@ -1,9 +1,7 @@
 import Domain
 import Foundation
-import MemberwiseInit
 
 /// A TLS Client Management endpoint provisioned by one fabric: where to connect and the material for mutual TLS.
-@MemberwiseInit
 public struct TLSEndpoint: Codable, Sendable, Hashable {
     public var fabricIndex: FabricIndex
     public var endpointID: UInt16
@@ -15,6 +13,19 @@ public struct TLSEndpoint: Codable, Sendable, Hashable {
     public var clientCertificateChain: [Data]
     /// The client certificate's private key.
     public var privateKey: Data
+
+    public init(
+        fabricIndex: FabricIndex, endpointID: UInt16, hostname: String, port: UInt16, caCertificate: Data,
+        clientCertificateChain: [Data], privateKey: Data
+    ) {
+        self.fabricIndex = fabricIndex
+        self.endpointID = endpointID
+        self.hostname = hostname
+        self.port = port
+        self.caCertificate = caCertificate
+        self.clientCertificateChain = clientCertificateChain
+        self.privateKey = privateKey
+    }
 }
 
 /// Identifies a TLS endpoint: endpoint IDs are per fabric.
@@ -23,10 +34,14 @@ extension TLSEndpoint {
     public var key: TLSEndpointKey { TLSEndpointKey(fabricIndex: fabricIndex, endpointID: endpointID) }
 }
 
-@MemberwiseInit
 public struct TLSEndpointKey: Sendable, Hashable {
     public var fabricIndex: FabricIndex
     public var endpointID: UInt16
+
+    public init(fabricIndex: FabricIndex, endpointID: UInt16) {
+        self.fabricIndex = fabricIndex
+        self.endpointID = endpointID
+    }
 }
 
 /// The TLS Client Management cluster's endpoints, of every fabric: where each transport's uploads connect, and with

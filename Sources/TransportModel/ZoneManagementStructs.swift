@@ -1,19 +1,21 @@
 import Domain
-import MemberwiseInit
 
 // The Zone Management cluster's structures, as the API carries them. The camera's zones are the same registry the
 // Push AV Stream Transport cluster validates `motionZones` against (`ZoneManagement.zones`, one `MotionZone`
 // each): these types are only its wire form.
 
 /// TwoDCartesianVertexStruct: a vertex in the video's pixel coordinates.
-@MemberwiseInit
 public struct TwoDCartesianVertexStruct: Codable, Sendable, Hashable {
     public var x: UInt16
     public var y: UInt16
+
+    public init(x: UInt16, y: UInt16) {
+        self.x = x
+        self.y = y
+    }
 }
 
 /// TwoDCartesianZoneStruct.
-@MemberwiseInit
 public struct TwoDCartesianZoneStruct: Codable, Sendable, Hashable {
     /// At most 32 bytes (Matter 1.5; the 1.4 draft said 16).
     public var name: String
@@ -23,6 +25,15 @@ public struct TwoDCartesianZoneStruct: Codable, Sendable, Hashable {
     public var vertices: [TwoDCartesianVertexStruct]
     /// `#RRGGBB` or `#RRGGBBAA`.
     public var color: String?
+
+    public init(
+        name: String, use: UInt8 = ZoneManagement.motionUse, vertices: [TwoDCartesianVertexStruct], color: String? = nil
+    ) {
+        self.name = name
+        self.use = use
+        self.vertices = vertices
+        self.color = color
+    }
 }
 
 /// ZoneInformationStruct: one entry of the Zones attribute.
@@ -47,7 +58,6 @@ public struct ZoneInformationStruct: Codable, Sendable, Hashable {
 
 /// ZoneTriggerControlStruct: when a zone counts as triggered (ZoneTriggered/ZoneStopped). The durations are
 /// elapsed seconds and mean what a Motion transport's `motionTimeControl` means (one `ClipTimeline` runs both).
-@MemberwiseInit
 public struct ZoneTriggerControlStruct: Codable, Sendable, Hashable {
     public var zoneID: UInt16
     /// 1…65535.
@@ -60,6 +70,18 @@ public struct ZoneTriggerControlStruct: Codable, Sendable, Hashable {
     /// 1…SensitivityMax; present exactly when the cluster has PERZONESENS.
     public var sensitivity: UInt8?
 
+    public init(
+        zoneID: UInt16, initialDuration: UInt32, augmentationDuration: UInt32, maxDuration: UInt32,
+        blindDuration: UInt32, sensitivity: UInt8? = nil
+    ) {
+        self.zoneID = zoneID
+        self.initialDuration = initialDuration
+        self.augmentationDuration = augmentationDuration
+        self.maxDuration = maxDuration
+        self.blindDuration = blindDuration
+        self.sensitivity = sensitivity
+    }
+
     /// The durations as the timeline takes them.
     public var timeControl: ClipTimeControl {
         ClipTimeControl(initial: Int64(initialDuration), augmentation: Int64(augmentationDuration), max: Int64(maxDuration),
@@ -68,11 +90,15 @@ public struct ZoneTriggerControlStruct: Codable, Sendable, Hashable {
 }
 
 /// The ZoneTriggered event: a zone with a trigger saw motion (it was not triggered, nor in its blind window).
-@MemberwiseInit
 public struct ZoneTriggeredEvent: Codable, Sendable, Hashable {
     public var zone: UInt16
     /// ZoneEventTriggeredReasonEnum: 0 Motion (the only reason).
     public var reason: UInt8 = 0
+
+    public init(zone: UInt16, reason: UInt8 = 0) {
+        self.zone = zone
+        self.reason = reason
+    }
 }
 
 /// The ZoneStopped event: a triggered zone stopped being triggered.
@@ -89,7 +115,6 @@ public struct ZoneStoppedEvent: Codable, Sendable, Hashable {
 }
 
 /// The Zone Management attributes a controller reads.
-@MemberwiseInit
 public struct ZoneManagementAttributes: Codable, Sendable, Hashable {
     /// TWODCART (bit 0), PERZONESENS (bit 1, with the camera's `perZoneSensitivity`), USERDEFINED (bit 2).
     public var featureMap: UInt32
@@ -102,4 +127,17 @@ public struct ZoneManagementAttributes: Codable, Sendable, Hashable {
     public var sensitivity: UInt8?
     public var zones: [ZoneInformationStruct]
     public var triggers: [ZoneTriggerControlStruct]
+
+    public init(
+        featureMap: UInt32, maxZones: UInt8, maxUserDefinedZones: UInt8, sensitivityMax: UInt8,
+        sensitivity: UInt8? = nil, zones: [ZoneInformationStruct], triggers: [ZoneTriggerControlStruct]
+    ) {
+        self.featureMap = featureMap
+        self.maxZones = maxZones
+        self.maxUserDefinedZones = maxUserDefinedZones
+        self.sensitivityMax = sensitivityMax
+        self.sensitivity = sensitivity
+        self.zones = zones
+        self.triggers = triggers
+    }
 }

@@ -14,9 +14,6 @@ public enum TestPaths {
     /// do, since both build every product of the package.
     public static var pushav: URL { builtExecutable("pushav") }
 
-    /// `@MemberwiseInit`'s compiler plugin, which the build makes for the compiler (SwiftPM names a host tool `-tool`).
-    public static var memberwiseInitPlugin: URL { builtExecutable("MemberwiseInitMacros-tool") }
-
     /// An executable the package's build made, found beside the running test bundle.
     public static func builtExecutable(_ name: String) -> URL {
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
