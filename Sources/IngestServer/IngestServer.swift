@@ -47,6 +47,9 @@ public struct IngestServer: Sendable {
         public var strict: StrictIngestRules?
         /// Offer HTTP/2 in ALPN (with TLS only), as the Matter reference uploader prefers; HTTP/1.1 stays available.
         public var http2: Bool = false
+        /// Told of every upload's answer (its path, status and message), after the object was stored or refused:
+        /// how `pushav receive` says what arrives without `--verbose`.
+        public var onAnswer: (@Sendable (_ path: String, _ status: Int, _ message: String) -> Void)?
 
         public init(
             root: URL, host: String = "127.0.0.1", port: Int = 8443, tls: ServerTLSMaterial? = nil,
@@ -91,6 +94,7 @@ public struct IngestServer: Sendable {
         let store = self.store
         let limit = configuration.maximumBodySize
         let logger = self.logger
+        let onAnswer = configuration.onAnswer
         let upload: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
             let path = request.uri.path
             // The head arrives before the body (chunked uploads stream for a whole segment): note when, for latency.
@@ -109,6 +113,7 @@ public struct IngestServer: Sendable {
             // Validation, fsync and rename block: off the cooperative pool, which every handler shares.
             let answer = try await BlockingIO.run { store.accept(path: path, body: Array(buffer: body)) }
             logger.info("\(request.method) \(path) → \(answer.status)", metadata: ["message": "\(answer.message)"])
+            onAnswer?(path, answer.status, answer.message)
             // 204 must not carry a body (clients would read it as the next response on the connection).
             if answer.status == 204 { return Response(status: .noContent) }
             return Self.text(HTTPResponse.Status(code: answer.status), answer.message)

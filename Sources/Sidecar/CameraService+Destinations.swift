@@ -17,6 +17,10 @@ import TransportStore
 // Where a camera's recordings go: each connection's destination, its upload, retirement when it changes, and the
 // destinations a previous run left in the spool.
 extension CameraService {
+    /// A time in seconds to the millisecond (the API answered `triggerOffset: 0.9199999999999999`, a difference of
+    /// two media times in binary floating point).
+    static func milliseconds(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
+
     /// Where `connection`'s recordings go now: its URL, its fabric and its TLS endpoint's material.
     static func destination(of connection: StoredConnection, camera: String, endpoint: TLSEndpoint)
         -> (UploadDestination, ClientTLSMaterial)
@@ -201,13 +205,13 @@ extension CameraService {
                 if keepsRecent {
                     upload.recentFinished(session: record.session, RecentSummary(
                         ended: Date(), endReason: record.endReason, triggerType: record.triggerType,
-                        triggerOffset: record.trigger.map { max(0, $0 - record.start) }))
+                        triggerOffset: record.trigger.map { Self.milliseconds(max(0, $0 - record.start)) }))
                 }
                 recorder.noteClip(CameraStatus.RecentClip(
                     connectionID: id, cmafSessionNumber: record.session,
                     started: started.withLock { $0.removeValue(forKey: record.session) } ?? Date(), ended: Date(),
                     endReason: record.endReason, triggerType: record.triggerType,
-                    triggerOffset: record.trigger.map { max(0, $0 - record.start) }))
+                    triggerOffset: record.trigger.map { Self.milliseconds(max(0, $0 - record.start)) }))
                 // `written` is what the recorder handed over, per track (its header and these segments): the ground
                 // truth an audit (the chaos test's checker) holds the ingest to, object by object.
                 logger.info("recording finished", metadata: [

@@ -1,4 +1,5 @@
 import Foundation
+import Ingest
 import Motion
 import TransportModel
 import Yams
@@ -116,7 +117,7 @@ public struct ServeConfiguration: Sendable, Hashable {
     /// Reads and parses `path`.
     public static func load(path: String) throws(ConfigurationError) -> ServeConfiguration {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError(key: "", message: "cannot read \(path)")
+            throw ConfigurationError(key: "", message: "cannot read \(path): \(UnreadableFile.reason(path))")
         }
         do {
             return try ServeConfiguration(yaml: String(decoding: data, as: UTF8.self))
@@ -195,7 +196,7 @@ public enum APIToken {
     /// setting in errors. Blocking: call it off the cooperative pool.
     public static func read(path: String, key: String) throws(ConfigurationError) -> String {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError(key: key, message: "cannot read the token file \(path)")
+            throw ConfigurationError(key: key, message: "cannot read the token file \(path): \(UnreadableFile.reason(path))")
         }
         let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let body = token.prefix { $0 != "=" }

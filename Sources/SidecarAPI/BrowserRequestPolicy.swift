@@ -101,7 +101,9 @@ struct BrowserRequestMiddleware: RouterMiddleware {
             method: request.method, authority: request.head.authority, origin: request.headers[.origin],
             contentType: request.headers[.contentType], hasBody: hasBody)
         if let refusal {
-            logger.warning("browser request refused", metadata: [
+            // Not "browser": most refusals are of local programs (a curl without a Content-Type is `notJSON`); the
+            // rules exist because of browsers, the refusal names which one applied.
+            logger.warning("API request refused by the cross-site request rules", metadata: [
                 "method": "\(request.method)", "path": "\(request.uri.path)", "refusal": "\(refusal)",
             ])
             Counter(label: "pushav_api_requests_refused_total", dimensions: [("reason", refusal.metricReason)]).increment()

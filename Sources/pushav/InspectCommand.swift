@@ -1,6 +1,7 @@
 import ArgumentParser
 import CMAF
 import Foundation
+import Ingest
 
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -100,7 +101,7 @@ struct TrackFiles {
     var segmentPaths: [String]
 
     func load(_ path: String) throws -> CMAFFile {
-        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read \(path)") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read \(path): \(UnreadableFile.reason(path))") }
         return CMAFFile(name: path, bytes: [UInt8](data))
     }
 

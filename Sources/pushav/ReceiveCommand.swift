@@ -2,8 +2,10 @@ import ArgumentParser
 import Domain
 import Foundation
 import Hummingbird
+import Ingest
 import IngestServer
 import Logging
+import Synchronization
 
 struct ReceiveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -121,6 +123,10 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.strict = strict.flatMap(StrictIngestRules.Interface.init(rawValue:)).map {
             StrictIngestRules(interface: $0, expectedTrackNames: expected)
         }
+        // Without --verbose a user still sees what arrives: a line per new session, one per refused object, and
+        // the totals at the end.
+        let arrivals = ReceiveArrivals()
+        configuration.onAnswer = { path, status, message in arrivals.note(path: path, status: status, message: message) }
         let server: IngestServer
         do {
             server = try IngestServer(configuration: configuration, logger: logger)
@@ -133,10 +139,11 @@ struct ReceiveCommand: AsyncParsableCommand {
             StandardOutput.write("pushav receive: listening on \(scheme)://\(host):\(port)/ storing under \(root)\n")
         }
         try await app.runService()
+        StandardOutput.write("pushav receive: stopped; \(arrivals.summary)\n")
     }
 
     private static func read(_ path: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read \(path)") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read \(path): \(UnreadableFile.reason(path))") }
         return Array(data)
     }
 }
@@ -167,5 +174,37 @@ struct UploadCommand: AsyncParsableCommand {
         else { return }
         let upload = RecordingUpload(uploader: uploader, grace: push.uploadGrace.map { .milliseconds($0) })
         try await upload.finish()
+    }
+}
+
+/// What `pushav receive` prints as uploads arrive (bounded: one set entry per session seen).
+final class ReceiveArrivals: Sendable {
+    private struct Counts {
+        var sessions: Set<String> = []
+        var stored = 0
+        var refused = 0
+    }
+
+    private let counts = Mutex(Counts())
+
+    func note(path: String, status: Int, message: String) {
+        let line: String? = counts.withLock { counts in
+            guard (200..<300).contains(status) else {
+                counts.refused += 1
+                return "pushav receive: refused \(path): \(status) \(message)"
+            }
+            counts.stored += 1
+            // `…/session_N/…`: the session's folder, said once when its first object arrives.
+            let parts = path.split(separator: "/")
+            guard let index = parts.firstIndex(where: { $0.hasPrefix("session_") }) else { return nil }
+            let session = parts[...index].joined(separator: "/")
+            guard counts.sessions.insert(session).inserted else { return nil }
+            return "pushav receive: receiving \(session)"
+        }
+        if let line { StandardOutput.write(line + "\n") }
+    }
+
+    var summary: String {
+        counts.withLock { "\($0.stored) object(s) stored in \($0.sessions.count) session(s), \($0.refused) refused" }
     }
 }

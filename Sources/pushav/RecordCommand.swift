@@ -1,6 +1,7 @@
 import ArgumentParser
 import Domain
 import Foundation
+import Ingest
 import Logging
 import Motion
 import Recorder
@@ -265,7 +266,7 @@ struct RecordCommand: AsyncParsableCommand {
         var t: TransportOptionsStruct
         if let transport {
             guard let data = FileManager.default.contents(atPath: transport) else {
-                throw CLIError("cannot read --transport \(transport)")
+                throw CLIError("cannot read --transport \(transport): \(UnreadableFile.reason(transport))")
             }
             do {
                 t = try JSONDecoder().decode(TransportOptionsStruct.self, from: data)

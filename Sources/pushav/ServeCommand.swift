@@ -145,7 +145,11 @@ struct ServeCommand: AsyncParsableCommand {
             configuration: .init(address: .hostname(configuration.listen.host, port: configuration.listen.port),
                                  serverName: "pushav"),
             onServerRunning: { channel in
-                let address = channel.localAddress.map { "\($0)" } ?? "?"
+                // `host:port` as a user types it (SocketAddress describes itself as `[IPv4]127.0.0.1/127.0.0.1:8080`).
+                let address = channel.localAddress.map { address -> String in
+                    guard let ip = address.ipAddress, let port = address.port else { return "\(address)" }
+                    return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+                } ?? "?"
                 FileHandle.standardError.write(Data("pushav serve: listening on \(address) (\(scheme))\n".utf8))
             },
             logger: logger)
@@ -238,7 +242,7 @@ struct APIAccess: Sendable {
     static func tlsConfiguration(_ files: APITLSFiles) throws(ConfigurationError) -> TLSConfiguration {
         func pem(_ path: String, key: String) throws(ConfigurationError) -> [UInt8] {
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw ConfigurationError(key: key, message: "cannot read \(path)")
+                throw ConfigurationError(key: key, message: "cannot read \(path): \(UnreadableFile.reason(path))")
             }
             return Array(data)
         }

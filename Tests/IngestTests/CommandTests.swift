@@ -83,6 +83,13 @@ import TestSupport
                                                                 "--cert", file("client.pem"), "--key", file("client.key"),
                                                                 "https://127.0.0.1:\(port)/"])
         #expect(admitted.status == 0 && admitted.output.hasPrefix("200"), "\(admitted.output)")
+        // Without --verbose, receive says what arrived and, once stopped, how much (issue 51: it printed nothing).
+        #expect(receive.output.contains("pushav receive: receiving cam/session_1\n"), "\(receive.output)")
+        receive.signal(SIGTERM)
+        #expect(try await receive.waitForExit(timeout: .seconds(30)))
+        let stored = arrived.filter { $0.hasSuffix(".init") || $0.hasSuffix(".m4s") }.count
+        #expect(receive.output.contains("pushav receive: stopped; \(stored) object(s) stored in 1 session(s), 0 refused"),
+                "\(receive.output)")
     }
 
     /// Two runs to the same URL with a new --out and a new --spool each: the second continues the session numbers

@@ -26,6 +26,9 @@ extension ServeEndToEndTests {
         let serve = try await Serve(directory: directory, source: TestPaths.media(Self.media).path, camera: "audioStreamID: 2")
         do {
             try await serve.waitUntilStreaming()
+            // The address as a user types it (it read `[IPv4]127.0.0.1/127.0.0.1:8080`).
+            #expect(serve.process.output.contains("pushav serve: listening on \(serve.api.dropFirst("http://".count)) (http)\n"),
+                    "\(serve.process.output.prefix(2000))")
             let (script, commands) = Self.instrumented(block, api: serve.api)
             try script.write(to: directory.appendingPathComponent("session.sh"), atomically: true, encoding: .utf8)
             var environment = TestPaths.isolatedEnvironment()

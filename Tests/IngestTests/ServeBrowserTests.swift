@@ -36,7 +36,7 @@ extension ServeEndToEndTests {
             #expect(dom.contains("img: error") && dom.contains("script: error"), "\(dom)")
             // What the server did: nothing allocated; the attempts that reached it were refused for their Origin.
             #expect(try await run.command("findTransport", [:]) == "NOT_FOUND", "a page allocated a transport")
-            let refused = serve.process.output.split(separator: "\n").filter { $0.contains("browser request refused") }
+            let refused = serve.process.output.split(separator: "\n").filter { $0.contains("API request refused by the cross-site request rules") }
             #expect(refused.contains { $0.contains("foreignOrigin") && $0.contains("allocatePushTransport") },
                     "\(serve.process.output.suffix(3000))")
 

@@ -45,6 +45,6 @@ import TestSupport
                 return nil
             } catch { return error }
         }
-        #expect(error?.description == "--token-file: cannot read the token file /nonexistent/pushav-token")
+        #expect(error?.description == "--token-file: cannot read the token file /nonexistent/pushav-token: No such file or directory")
     }
 }

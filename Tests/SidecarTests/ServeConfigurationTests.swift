@@ -1,6 +1,7 @@
 import Domain
+import Foundation
 import Motion
-import Sidecar
+@testable import Sidecar
 import Testing
 
 @Suite("serve.yaml")
@@ -19,6 +20,21 @@ struct ServeConfigurationTests {
             perZoneSensitivity: true
             zones: [{id: 1, polygon: [[0,0],[640,0],[640,720],[0,720]], sensitivity: 5}]
         """
+
+    /// A file that cannot be read says why (it said only "cannot read nope.yaml").
+    @Test(arguments: [("/nonexistent/nope.yaml", "No such file or directory"), ("/tmp", "it is a folder")])
+    func anUnreadableFileSaysWhy(path: String, reason: String) {
+        #expect(throws: ConfigurationError(key: "", message: "cannot read \(path): \(reason)")) {
+            try ServeConfiguration.load(path: path)
+        }
+    }
+
+    /// Times the API reports are seconds to the millisecond, not a binary floating-point difference.
+    @Test(arguments: [(1.9199999999999999 - 1.0, 0.92), (0.0004, 0.0), (2.0005, 2.001), (12.3456, 12.346)])
+    func offsetsAreMilliseconds(seconds: Double, expected: Double) {
+        #expect(CameraService.milliseconds(seconds) == expected)
+        #expect("\(CameraService.milliseconds(seconds))" == "\(expected)")
+    }
 
     @Test func theDocumentedExampleParses() throws {
         let configuration = try ServeConfiguration(yaml: Self.example)
