@@ -234,7 +234,9 @@ final class CameraService: Service, Sendable {
                         running.nextGeneration += 1
                         registered.append(destination)
                         if running.withoutTLSEndpoint.remove(id) != nil { restored.append(id) }
-                        logger.info("connection recording", metadata: [
+                        // "recording" only when it records: a new connection is Inactive until SetTransportStatus.
+                        logger.info(connection.transportStatus == .active ? "connection attached: recording"
+                                        : "connection attached: Inactive, records once SetTransportStatus makes it Active", metadata: [
                             "connection": "\(id)", "url": "\(CredentialRedaction.redact(connection.transportOptions.url))",
                             "destination": "\(destination.key)",
                             "trigger": "\(connection.transportOptions.triggerOptions.triggerType)",

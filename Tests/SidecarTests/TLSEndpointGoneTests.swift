@@ -33,7 +33,9 @@ import TransportModel
              "containerOptions": {"containerType": 0, "cmafContainerOptions": {"cmafInterface": 0, "segmentDuration": 2000, "chunkDuration": 0}}}
             """.utf8))
         let id = try await server.allocatePushTransport(options, fabric: 1).connectionID
-        try await Polling.waitUntil("the connection attached") { logs.all.contains("connection recording") }
+        try await Polling.waitUntil("the connection attached") { logs.all.contains { $0.hasPrefix("connection attached") } }
+        // A new connection is Inactive: the log says so instead of "recording" (issue 51 item 7).
+        #expect(logs.all.first { $0.hasPrefix("connection attached") }?.contains("Inactive") == true, "\(logs.all)")
 
         func refused() async -> [UInt16] { await engine.cameraStatuses().first?.connectionsWithoutTLSEndpoint ?? [] }
         #expect(await refused() == [])
@@ -44,7 +46,7 @@ import TransportModel
 
         try await server.setTLSEndpoint(endpoint)
         try await Polling.waitUntil("the connection recording again", timeout: .seconds(10)) {
-            logs.all.filter { $0 == "connection recording" }.count == 2
+            logs.all.filter { $0.hasPrefix("connection attached") }.count == 2
         }
         #expect(await refused() == [])
         #expect(logs.all.contains("connection's TLS endpoint is back; recording again"), "\(logs.all)")
