@@ -202,16 +202,17 @@ extension CameraService {
                     return
                 }
                 upload.handle(.sessionFinished(record))
+                let triggerOffset = record.trigger.map { Self.milliseconds(max(0, $0 - record.start)) }
                 if keepsRecent {
                     upload.recentFinished(session: record.session, RecentSummary(
                         ended: Date(), endReason: record.endReason, triggerType: record.triggerType,
-                        triggerOffset: record.trigger.map { Self.milliseconds(max(0, $0 - record.start)) }))
+                        triggerOffset: triggerOffset))
                 }
                 recorder.noteClip(CameraStatus.RecentClip(
                     connectionID: id, cmafSessionNumber: record.session,
                     started: started.withLock { $0.removeValue(forKey: record.session) } ?? Date(), ended: Date(),
                     endReason: record.endReason, triggerType: record.triggerType,
-                    triggerOffset: record.trigger.map { Self.milliseconds(max(0, $0 - record.start)) }))
+                    triggerOffset: triggerOffset))
                 // `written` is what the recorder handed over, per track (its header and these segments): the ground
                 // truth an audit (the chaos test's checker) holds the ingest to, object by object.
                 logger.info("recording finished", metadata: [

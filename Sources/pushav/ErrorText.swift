@@ -7,15 +7,18 @@ import Foundation
 /// dump holds: which path, and what the system said (`cannot create /proc/x: No such file or directory`). Every other
 /// error is already written as a sentence by the code that throws it, and is kept as it is.
 enum ErrorText {
-    static func sentence(for error: any Error) -> String {
-        // Only Foundation's own file errors: a Swift error bridged to NSError would describe itself as a dump too.
+    static func sentence(for error: any Error) -> String { fileErrorSentence(error) ?? "\(error)" }
+
+    /// The sentence for one of Foundation's own file errors; nil for any other error (a Swift error bridged to
+    /// NSError would describe itself as a dump too, so only these are rewritten).
+    static func fileErrorSentence(_ error: any Error) -> String? {
         let cocoa: NSError
         if let error = error as? CocoaError {
             cocoa = error as NSError
         } else if type(of: error) is NSError.Type, (error as NSError).domain == NSCocoaErrorDomain {
             cocoa = error as NSError
         } else {
-            return "\(error)"
+            return nil
         }
         let path = (cocoa.userInfo[NSFilePathErrorKey] as? String) ?? (cocoa.userInfo[NSURLErrorKey] as? URL)?.path
         let reason = posixCode(of: cocoa.userInfo[NSUnderlyingErrorKey]).map { String(cString: strerror($0)) }

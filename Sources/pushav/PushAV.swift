@@ -56,8 +56,7 @@ struct PushAV: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            let sentence = ErrorText.sentence(for: error)
-            exit(withError: sentence == "\(error)" ? error : CLIError(sentence))
+            exit(withError: ErrorText.fileErrorSentence(error).map(CLIError.init) ?? error)
         }
     }
 
