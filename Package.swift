@@ -134,7 +134,7 @@ let package = Package(
             dependencies: [
                 // MediaIO for the JPEG thumbnails and snapshots the recorder hands over.
                 "Domain", "Motion", "TransportModel", "TransportStore", "Recorder", "TransportRecording", "MediaIO", "Ingest",
-                "Timeline", "Delivery", "ConcurrencyPrimitives",
+                "Timeline", "Delivery", "ConcurrencyPrimitives", "CMAF",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -150,7 +150,7 @@ let package = Package(
         .target(
             name: "SidecarAPI",
             dependencies: [
-                "Domain", "Sidecar", "TransportModel",
+                "Domain", "Ingest", "Sidecar", "TransportModel",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
@@ -212,6 +212,7 @@ let package = Package(
             name: "SidecarTests",
             dependencies: [
                 "Domain", "Sidecar", "Delivery", "ConcurrencyPrimitives", "Motion", "TransportModel", "Ingest", "TestSupport",
+                "CMAF", "Recorder",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),

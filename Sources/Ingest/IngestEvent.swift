@@ -17,7 +17,7 @@ public enum IngestEvent: Sendable {
     /// The session's writer failed: its open segments will never be finished. Their live uploads are aborted (never
     /// completed as truncated objects); what was spooled of the session is still delivered.
     case sessionAbandoned(session: SessionNumber)
-    /// A recording kept for the status page (``SegmentSpool/keepRecent(_:connection:track:started:owner:)``) ended:
+    /// A recording kept for the status page (``SegmentSpool/keepRecent(_:connection:track:audioTrack:started:owner:)``) ended:
     /// what the page shows of it; nil when it produced nothing (dropped), so it is not kept.
     case recentFinished(session: SessionNumber, RecentSummary?)
 

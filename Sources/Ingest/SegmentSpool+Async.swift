@@ -104,8 +104,11 @@ extension SegmentSpool {
         try await BlockingIO.run { try self.sessionDelivery(session, owner: owner) }
     }
 
-    public func keepRecent(_ session: SessionNumber, connection: String, track: TrackName, started: Date, owner: String? = nil) async throws {
-        try await BlockingIO.run { try self.keepRecent(session, connection: connection, track: track, started: started, owner: owner) }
+    public func keepRecent(_ session: SessionNumber, connection: String, track: TrackName, audioTrack: TrackName? = nil,
+                           started: Date, owner: String? = nil) async throws {
+        try await BlockingIO.run {
+            try self.keepRecent(session, connection: connection, track: track, audioTrack: audioTrack, started: started, owner: owner)
+        }
     }
 
     public func forgetRecent(_ session: SessionNumber, connection: String) async throws {
@@ -120,9 +123,8 @@ extension SegmentSpool {
         try await BlockingIO.run { try self.recentRecording(session, owner: owner) }
     }
 
-    public func recentFiles(_ session: SessionNumber, owner: String) async throws -> [(file: URL, bytes: Int)]? {
-        try await BlockingIO.run { try self.recentFiles(session, owner: owner).map { $0.map { RecentFile(file: $0.file, bytes: $0.bytes) } } }
-            .map { $0.map { ($0.file, $0.bytes) } }
+    public func recentFiles(_ session: SessionNumber, owner: String) async throws -> RecentTracks? {
+        try await BlockingIO.run { try self.recentFiles(session, owner: owner) }
     }
 
     public func refreshMetrics() async {

@@ -8,15 +8,17 @@ import Synchronization
 extension SegmentSpool {
     // MARK: - Recent recordings
 
-    /// A recording that is kept once delivered: `track`'s header and segments stay on disk (marked delivered) so the
-    /// status page plays them, instead of a second copy being written. Call when the session begins, before any of its
-    /// objects is stored. No thumbnail is stored: one is made from the kept track when asked for (``recentFiles``),
-    /// which writes nothing (the `thumbnail` column only holds what spools before that stored).
-    public func keepRecent(_ session: SessionNumber, connection: String, track: TrackName, started: Date, owner: String? = nil) throws {
+    /// A recording that is kept once delivered: the header and segments of `track` (its video) and of `audioTrack`
+    /// stay on disk (marked delivered) so the status page plays them, instead of a second copy being written. Call when
+    /// the session begins, before any of its objects is stored. No thumbnail is stored: one is made from the kept
+    /// video when asked for (``recentFiles``), which writes nothing (the `thumbnail` column only holds what spools
+    /// before that stored).
+    public func keepRecent(_ session: SessionNumber, connection: String, track: TrackName, audioTrack: TrackName? = nil,
+                           started: Date, owner: String? = nil) throws {
         try database.write { db in
             try db.execute(sql: """
-                INSERT OR REPLACE INTO recent (connection, session, track, owner, started) VALUES (?, ?, ?, ?, ?)
-                """, arguments: [connection, session, track, owner ?? UploadDestination.owner(ofKey: connection),
+                INSERT OR REPLACE INTO recent (connection, session, track, audioTrack, owner, started) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [connection, session, track, audioTrack, owner ?? UploadDestination.owner(ofKey: connection),
                                  started.timeIntervalSince1970])
         }
     }
@@ -58,7 +60,7 @@ extension SegmentSpool {
         SELECT r.connection, r.owner, r.session, r.track, r.started, r.ended, r.endReason, r.triggerType,
                r.triggerOffset, r.finished,
                (SELECT coalesce(sum(o.bytes), 0) FROM object o
-                WHERE o.connection = r.connection AND o.session = r.session AND o.track = r.track) AS bytes
+                WHERE o.connection = r.connection AND o.session = r.session AND o.track IN (r.track, r.audioTrack)) AS bytes
         FROM recent r
         """
 
@@ -71,31 +73,35 @@ extension SegmentSpool {
             bytes: row["bytes"], finished: row["finished"])
     }
 
-    /// The files of a recent recording of `owner` in playing order — its track's header, then its segments by
-    /// number — with their sizes: together one fragmented MP4. Nil when it is not kept (or not one of its files is).
-    public func recentFiles(_ session: SessionNumber, owner: String) throws -> [(file: URL, bytes: Int)]? {
-        try database.read { db -> [(URL, Int)]? in
-            guard let row = try Row.fetchOne(db, sql: "SELECT connection, track FROM recent WHERE owner = ? AND session = ?",
+    /// The files of a recent recording of `owner`, each kept track's header then its segments by number. Nil when it
+    /// is not kept, or its video's header is gone; an audio track without its header is left out (the video plays).
+    public func recentFiles(_ session: SessionNumber, owner: String) throws -> RecentTracks? {
+        try database.read { db -> RecentTracks? in
+            guard let row = try Row.fetchOne(db, sql: "SELECT connection, track, audioTrack FROM recent WHERE owner = ? AND session = ?",
                                              arguments: [owner, session]) else { return nil }
             let connection: String = row["connection"]
-            let track: TrackName = row["track"]
-            let objects = try Row.fetchAll(db, sql: """
-                SELECT number, bytes FROM object WHERE connection = ? AND session = ? AND track = ? ORDER BY number
-                """, arguments: [connection, session, track])
-            guard let first = objects.first, (first["number"] as Int) == 0 else { return nil }
-            return objects.map { object in
-                (fileURL(connection: connection, object: UploadObject(session: session, track: track, number: object["number"])),
-                 object["bytes"])
+            func files(_ track: TrackName) throws -> [RecentFile]? {
+                let objects = try Row.fetchAll(db, sql: """
+                    SELECT number, bytes FROM object WHERE connection = ? AND session = ? AND track = ? ORDER BY number
+                    """, arguments: [connection, session, track])
+                guard let first = objects.first, (first["number"] as Int) == 0 else { return nil }
+                return objects.map { object in
+                    RecentFile(file: fileURL(connection: connection, object: UploadObject(session: session, track: track, number: object["number"])),
+                               bytes: object["bytes"])
+                }
             }
+            guard let video = try files(row["track"]) else { return nil }
+            let audioTrack: TrackName? = row["audioTrack"]
+            return RecentTracks(video: video, audio: try audioTrack.flatMap(files))
         }
     }
-
 
     func trimRecent() throws {
         let over: [(String, SessionNumber)] = try database.read { db in
             let rows = try Row.fetchAll(db, sql: """
                 SELECT r.connection, r.session, r.owner, (SELECT coalesce(sum(o.bytes), 0) FROM object o
-                    WHERE o.connection = r.connection AND o.session = r.session AND o.track = r.track AND o.delivered = 1) AS bytes
+                    WHERE o.connection = r.connection AND o.session = r.session AND o.track IN (r.track, r.audioTrack)
+                      AND o.delivered = 1) AS bytes
                 FROM recent r WHERE r.finished = 1 ORDER BY r.started DESC
                 """)
             // The bytes are one bound for the spool; the count is per camera (an owner is `camera/connection`), so a
@@ -124,14 +130,16 @@ extension SegmentSpool {
             for (connection, session) in sessions {
                 let objects = try Row.fetchAll(db, sql: """
                     SELECT o.track, o.number FROM object o JOIN recent r ON r.connection = o.connection AND r.session = o.session
-                    WHERE o.connection = ? AND o.session = ? AND o.delivered = 1 AND o.track = r.track AND o.number != 0
+                    WHERE o.connection = ? AND o.session = ? AND o.delivered = 1 AND o.track IN (r.track, r.audioTrack)
+                      AND o.number != 0
                     """, arguments: [connection, session])
                 for object in objects {
                     gone.append((connection, UploadObject(session: session, track: object["track"], number: object["number"])))
                 }
                 try db.execute(sql: """
                     DELETE FROM object WHERE connection = ?1 AND session = ?2 AND delivered = 1 AND number != 0
-                      AND track = (SELECT track FROM recent WHERE connection = ?1 AND session = ?2)
+                      AND track IN (SELECT track FROM recent WHERE connection = ?1 AND session = ?2
+                                    UNION SELECT audioTrack FROM recent WHERE connection = ?1 AND session = ?2)
                     """, arguments: [connection, session])
                 try db.execute(sql: "DELETE FROM recent WHERE connection = ? AND session = ?", arguments: [connection, session])
             }

@@ -152,6 +152,10 @@ public final class SegmentSpool: Sendable {
                 ALTER TABLE session5 RENAME TO session;
                 """)
         }
+        // v6: a recent recording keeps its audio track too (the page plays it with sound); older rows have none.
+        migrator.registerMigration("v6-recent-audio") { db in
+            try db.execute(sql: "ALTER TABLE recent ADD COLUMN audioTrack TEXT")
+        }
         try migrator.migrate(database)
         try recover()
         try pruneDeliveryRecords()
@@ -255,7 +259,7 @@ public final class SegmentSpool: Sendable {
         try database.write { db in
             // An object of a recent recording's track stays (delivered) for the status page.
             kept = try Bool.fetchOne(db, sql: """
-                SELECT EXISTS (SELECT 1 FROM recent WHERE connection = ? AND session = ? AND track = ?)
+                SELECT EXISTS (SELECT 1 FROM recent WHERE connection = ? AND session = ? AND ? IN (track, audioTrack))
                 """, arguments: [connection, object.session, object.track]) ?? false
             if object.isHeader || kept {
                 try db.execute(sql: "UPDATE object SET delivered = 1 WHERE connection = ? AND session = ? AND track = ? AND number = ?",
@@ -330,7 +334,7 @@ public final class SegmentSpool: Sendable {
                   AND NOT EXISTS (SELECT 1 FROM object p WHERE p.connection = o.connection AND p.session = o.session
                                   AND p.track = o.track AND p.delivered = 0)
                   AND NOT EXISTS (SELECT 1 FROM recent r WHERE r.connection = o.connection AND r.session = o.session
-                                  AND r.track = o.track)
+                                  AND o.track IN (r.track, r.audioTrack))
                 """, arguments: [connection])
             let headers = rows.map { UploadObject.header(session: $0["session"], track: $0["track"]) }
             for header in headers {

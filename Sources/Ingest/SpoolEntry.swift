@@ -23,14 +23,14 @@ public enum SessionDelivery: Sendable, Hashable {
     case givenUp([UploadObject])
 }
 
-/// A recording the spool keeps after delivery for the status page (see ``SegmentSpool/keepRecent(_:connection:track:started:owner:)``).
+/// A recording the spool keeps after delivery for the status page (see ``SegmentSpool/keepRecent(_:connection:track:audioTrack:started:owner:)``).
 public struct RecentRecording: Sendable, Hashable {
     /// The spool label (destination) its objects are under.
     public var connection: String
     /// `camera/connection`.
     public var owner: String
     public var session: SessionNumber
-    /// The track kept (the video's).
+    /// The video track kept (its audio, if kept, is in ``SegmentSpool/recentFiles(_:owner:)``).
     public var track: TrackName
     public var started: Date
     public var ended: Date?
@@ -38,16 +38,34 @@ public struct RecentRecording: Sendable, Hashable {
     public var triggerType: String?
     /// Seconds from its first picture to its trigger (where its thumbnail is taken).
     public var triggerOffset: Double?
-    /// Bytes of its track on disk so far.
+    /// Bytes of its kept tracks on disk so far.
     public var bytes: Int
     /// Its recording ended (the page lists it as a clip).
     public var finished: Bool
 }
 
-/// One file of a recent recording (Sendable across the blocking-I/O pool).
-struct RecentFile: Sendable {
-    var file: URL
-    var bytes: Int
+/// One file of a recent recording: where it is and how many bytes it has.
+public struct RecentFile: Sendable, Hashable {
+    public var file: URL
+    public var bytes: Int
+
+    public init(file: URL, bytes: Int) {
+        self.file = file
+        self.bytes = bytes
+    }
+}
+
+/// The files of a recent recording, per track in playing order: the track's header, then its segments by number
+/// (each track one CMAF track file).
+public struct RecentTracks: Sendable, Hashable {
+    public var video: [RecentFile]
+    /// Nil when no audio is kept: none was recorded, or the spool kept the recording before it kept audio.
+    public var audio: [RecentFile]?
+
+    public init(video: [RecentFile], audio: [RecentFile]?) {
+        self.video = video
+        self.audio = audio
+    }
 }
 
 /// One connection's share of the spool, for status pages.

@@ -144,11 +144,13 @@ extension CameraService {
         let hasAudio = connection.transportOptions.audioStreamID?.value != nil
         var format = options.sessionFormat
         format.includeAudio = hasAudio
-        // No second copy for the status page: the spool keeps the video track of each recording once delivered (a
-        // recent recording) and the page plays that. An encrypted transport keeps none (it would play in the clear).
+        // No second copy for the status page: the spool keeps the tracks of each recording once delivered (a recent
+        // recording) and the page plays them as one file (`ClipParts(playing:)`). An encrypted transport keeps none (it would play in the clear).
         format.writeClips = false
         let keepsRecent = format.encryption == nil
         let videoTrack = format.trackNames.video
+        // The page plays the clip with its sound: the audio track is kept beside the video.
+        let audioTrack = hasAudio ? format.trackNames.audio : nil
         let spool = self.spool
         // The picture at each trigger for the status page; none for an encrypted transport, for the same reason.
         format.thumbnails = format.encryption == nil
@@ -171,7 +173,8 @@ extension CameraService {
                     upload.beginAccepted(ticket, session: session)
                     guard keepsRecent else { return }
                     do {
-                        try await spool.keepRecent(session, connection: upload.destination, track: videoTrack, started: now)
+                        try await spool.keepRecent(session, connection: upload.destination, track: videoTrack, audioTrack: audioTrack,
+                                                   started: now)
                     } catch {
                         // The recording goes on and is delivered; the page will not have it.
                         logger.warning("could not keep the recording for the status page", metadata: [

@@ -71,21 +71,50 @@ public protocol SidecarControl: Sendable {
     func refreshGauges() async
 }
 
-/// A recent recording's video track as the spool keeps it: its header, then its segments in order. Concatenated they
-/// are one fragmented MP4 that browsers play; the route serves them without copying.
+/// A recent recording as the page plays it: one fragmented MP4 of its video and audio (see `PlayableClip`), laid out
+/// as parts — bytes made for it (its `moov`) and the spool's own files, with the few bytes that differ patched in as
+/// they are read. The route serves them without copying a file.
 public struct ClipParts: Sendable, Hashable {
-    public struct Part: Sendable, Hashable {
-        public var file: URL
-        public var bytes: Int
+    /// Bytes served in place of a file's own, `offset` from the file's start.
+    public struct Patch: Sendable, Hashable {
+        public var offset: Int
+        public var bytes: [UInt8]
 
-        public init(file: URL, bytes: Int) {
-            self.file = file
+        public init(offset: Int, bytes: [UInt8]) {
+            self.offset = offset
             self.bytes = bytes
         }
     }
 
+    public struct Part: Sendable, Hashable {
+        /// A file of the spool, nil for bytes made for the clip (then `made` holds them).
+        public var file: URL?
+        public var made: [UInt8]
+        public var bytes: Int
+        public var patches: [Patch]
+
+        public init(file: URL, bytes: Int, patches: [Patch] = []) {
+            self.file = file
+            self.made = []
+            self.bytes = bytes
+            self.patches = patches
+        }
+
+        public init(made: [UInt8]) {
+            self.file = nil
+            self.made = made
+            self.bytes = made.count
+            self.patches = []
+        }
+    }
+
     public var parts: [Part]
-    public init(parts: [Part]) { self.parts = parts }
+    /// It has an audio track (played with sound).
+    public var hasAudio: Bool
+    public init(parts: [Part], hasAudio: Bool = false) {
+        self.parts = parts
+        self.hasAudio = hasAudio
+    }
     public var size: Int { parts.reduce(0) { $0 + $1.bytes } }
 }
 

@@ -96,9 +96,17 @@ extension SidecarEngine {
 
     public func clip(camera id: String, connection: UInt16, session: SessionNumber) async -> ClipParts? {
         guard camera(id) != nil,
-              let files = try? await spool.recentFiles(session, owner: Self.spoolOwner(camera: id, connection: connection))
+              let tracks = try? await spool.recentFiles(session, owner: Self.spoolOwner(camera: id, connection: connection))
         else { return nil }
-        return ClipParts(parts: files.map { ClipParts.Part(file: $0.file, bytes: $0.bytes) })
+        do {
+            return try await BlockingIO.run { try ClipParts(playing: tracks) }
+        } catch {
+            // A file the journal lists but that cannot be read or parsed (evicted under the reader, damaged): no clip.
+            logger.warning("could not lay out a recent clip", metadata: [
+                "camera": "\(id)", "connection": "\(connection)", "session": "\(session)", "error": "\(error)",
+            ])
+            return nil
+        }
     }
 
     /// The recorder's (made at the trigger: a recording running now, or one of this run) else one made from the
@@ -111,7 +119,7 @@ extension SidecarEngine {
             guard let recording = try await spool.recentRecording(session, owner: owner), recording.finished,
                   let files = try await spool.recentFiles(session, owner: owner) else { return nil }
             let picture = try await BlockingIO.run {
-                try RecordedPicture.jpeg(of: files.map(\.file), at: recording.triggerOffset ?? 0,
+                try RecordedPicture.jpeg(of: files.video.map(\.file), at: recording.triggerOffset ?? 0,
                                          maxWidth: TriggerPictures.thumbnailWidth)
             }
             camera.recorder.keepThumbnail(picture, connection: connection, session: session)

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import Hummingbird
-import NIOPosix
+import Ingest
 import Sidecar
 
 /// `pushav serve`'s HTTP API over a ``SidecarControl``.
@@ -29,7 +29,7 @@ public enum SidecarAPI {
 
     /// Reads the bundled document and page on a blocking-I/O thread, so no request ever waits on the disk for them.
     public static func loadResources() async throws {
-        _ = try await NIOThreadPool.singleton.runIfActive { try resources.get() }
+        _ = try await BlockingIO.run { try resources.get() }
     }
 
     /// The status page's Content-Security-Policy: only its own inline script runs (allowed by its SHA-256, not by

@@ -43,8 +43,8 @@ import TestSupport
         let files = try #require(try spool.recentFiles(1, owner: "cam1/1"))
         let objects = [UploadObject.header(session: 1, track: "video"), UploadObject(session: 1, track: "video", number: 1001),
                        UploadObject(session: 1, track: "video", number: 1002)]
-        #expect(files.map(\.file.lastPathComponent) == objects.map(\.spoolFileName))
-        #expect(files.allSatisfy { FileManager.default.fileExists(atPath: $0.file.path) && $0.bytes == 100 })
+        #expect(files.video.map(\.file.lastPathComponent) == objects.map(\.spoolFileName) && files.audio == nil)
+        #expect(files.video.allSatisfy { FileManager.default.fileExists(atPath: $0.file.path) && $0.bytes == 100 })
         // No thumbnail is written with it (the page's is made from the kept track): the column old spools filled is empty.
         #expect(try spool.database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM recent WHERE thumbnail IS NOT NULL") } == 0)
         // One recording by its owner and number: what the page's thumbnail is made from (at its trigger offset).
@@ -53,6 +53,40 @@ import TestSupport
         // The audio track was not kept: its delivered header went as usual.
         #expect(try spool.entry(connection: "cam1/1@a", object: .header(session: 1, track: "audio")) == nil)
         #expect(try spool.recentFiles(2, owner: "cam1/1") == nil)
+    }
+
+    /// The page plays a clip with its sound (issue 48): a recording kept with its audio keeps both tracks once
+    /// delivered, counts both against the bound, and both go when it goes.
+    @Test func aRecordingKeptWithItsAudioKeepsBothTracksUntilItGoes() throws {
+        let directory = try Fixtures.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spool = try SegmentSpool(directory: directory, recentBytes: 1000, logger: .quiet)
+        let label = "cam1/1@a"
+        func record(_ session: SessionNumber, at started: Date) throws {
+            try spool.keepRecent(session, connection: label, track: "video", audioTrack: "audio", started: started)
+            let objects = ["video", "audio"].flatMap { track -> [UploadObject] in
+                [.header(session: session, track: TrackName(track))] + (1...2).map { Self.object(session, 1000 + $0, track: TrackName(track)) }
+            }
+            for item in objects {
+                try spool.store(SpoolObjectBytes.whole(item, [UInt8](repeating: 7, count: 84)), for: item, connection: label)
+                try spool.markDelivered(connection: label, object: item)
+            }
+            try spool.finishSession(session, connection: label)
+            try spool.finishRecent(session, connection: label, ended: started + 10, endReason: "motionDetectedDuration",
+                                   triggerType: "motion", triggerOffset: 1)
+        }
+        let t0 = Date(timeIntervalSince1970: 1_000_000)
+        try record(1, at: t0)
+        let files = try #require(try spool.recentFiles(1, owner: "cam1/1"))
+        #expect(files.video.map(\.file.lastPathComponent)
+                    == [UploadObject.header(session: 1, track: "video"), Self.object(1, 1001), Self.object(1, 1002)].map(\.spoolFileName))
+        let audio = try #require(files.audio)
+        #expect(audio.count == 3 && audio.allSatisfy { FileManager.default.fileExists(atPath: $0.file.path) && $0.bytes == 100 })
+        #expect(try spool.recentRecordings().first?.bytes == 600, "both tracks count")
+        // A second recording of 600 bytes goes past the 1000-byte bound: the first goes, all six of its files with it.
+        try record(2, at: t0 + 60)
+        #expect(try spool.recentRecordings().map(\.session) == [2])
+        for file in files.video + audio { #expect(!FileManager.default.fileExists(atPath: file.file.path), "\(file.file.lastPathComponent)") }
     }
 
     /// The count bound is per camera (issue 47's review: it was one bound for all, "20 per camera" in the README), so

@@ -58,7 +58,7 @@ import TransportModel
             let spooled = try await ServeEndToEndTests.spooledObjects(of: 1, in: a.directory, atLeast: 2)
             // The endpoint is replaced: another CA and client identity under the same ID; then session 2 is recorded.
             try await cluster.setTLSEndpoint(Self.endpoint(other, port: port))
-            try await Polling.waitUntil("the connection attached with the new material", timeout: .seconds(10)) {
+            try await Polling.waitUntil("the connection attached with the new material") {
                 (try? await engine.spool.storedDestinations().count) == 2
             }
             try await cluster.manuallyTriggerTransport(connectionID: id, activationReason: .userInitiated,

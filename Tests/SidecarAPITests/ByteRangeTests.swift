@@ -46,7 +46,9 @@ import Testing
         (.get, nil, .ok, nil, 0...999),
         (.get, "bytes=0-1", .partialContent, "bytes 0-1/1000", 0...1),
         (.get, "bytes=500-", .partialContent, "bytes 500-999/1000", 500...999),
-        (.get, "bytes=290-310", .partialContent, "bytes 290-310/1000", 290...310),  // across the header's end
+        (.get, "bytes=290-310", .partialContent, "bytes 290-310/1000", 290...310),  // across the header's end and a patch
+        (.get, "bytes=95-105", .partialContent, "bytes 95-105/1000", 95...105),  // from the made bytes into a file
+        (.get, "bytes=702-710", .partialContent, "bytes 702-710/1000", 702...710),  // from inside a patch
         (.get, "bytes=-10", .partialContent, "bytes 990-999/1000", 990...999),
         (.get, "bytes=0-0,10-20", .partialContent, "bytes 0-20/1000", 0...20),  // the header read whole, comma and all
         (.get, "bytes=2000-", .rangeNotSatisfiable, "bytes */1000", nil),
@@ -73,18 +75,26 @@ import Testing
         }
     }
 
-    /// The reads a range of a clip becomes: each part's share of the range, in chunks of at most 128 KiB, in order.
+    /// The reads a range of a clip becomes: each part's share of the range, in chunks of at most 128 KiB, in order,
+    /// each with the patches that fall in it.
     @Test func aRangeIsReadInChunksAcrossTheParts() {
         let header = URL(fileURLWithPath: "/spool/init.mp4"), segment = URL(fileURLWithPath: "/spool/1.m4s")
-        let clip = ClipParts(parts: [.init(file: header, bytes: 300), .init(file: segment, bytes: 300_000)])
-        let reads = ConcatenatedFiles(clip, range: 290...200_000).reads
+        let early = ClipParts.Patch(offset: 8, bytes: [1, 2, 3, 4]), late = ClipParts.Patch(offset: 131_070, bytes: [5, 6, 7, 8])
+        let clip = ClipParts(parts: [.init(made: [9, 9]), .init(file: header, bytes: 300),
+                                     .init(file: segment, bytes: 300_000, patches: [early, late])])
+        let reads = ConcatenatedFiles(clip, range: 291...200_002).reads
         #expect(reads == [
-            .init(file: header, offset: 290, length: 10),
-            .init(file: segment, offset: 0, length: 131_072),
-            .init(file: segment, offset: 131_072, length: 68_629),
+            .init(file: header, offset: 289, length: 11),
+            .init(file: segment, offset: 0, length: 131_072, patches: [early, late]),
+            .init(file: segment, offset: 131_072, length: 68_629, patches: [late]),  // the patch straddles the chunks
         ])
-        #expect(reads.map(\.length).reduce(0, +) == (290...200_000).count)
-        #expect(ConcatenatedFiles(clip, range: 0...299).reads == [.init(file: header, offset: 0, length: 300)])
+        #expect(reads.map(\.length).reduce(0, +) == (291...200_002).count)
+        #expect(ConcatenatedFiles(clip, range: 1...301).reads == [
+            .init(file: nil, made: [9], offset: 1, length: 1), .init(file: header, offset: 0, length: 300),
+        ])
+        // A patch is written over the bytes it overlaps, and only those.
+        #expect(ConcatenatedFiles.patched([0, 0, 0], from: 131_072, [late]) == [7, 8, 0])
+        #expect(ConcatenatedFiles.patched([0, 0, 0], from: 0, [late]) == [0, 0, 0])
     }
 
     @Test func ifRangeWithTheCurrentETagGetsThePartAnotherGetsTheWhole() async throws {

@@ -121,8 +121,9 @@ final class TestSidecar: SidecarControl {
         _ = state.withLock { $0.endpoints[fabric]?.removeValue(forKey: endpointID) }
     }
 
-    /// cam1's connection 1 session 3 has a recent clip: ``clipBytes`` in two files (a 300-byte header and a 700-byte
-    /// segment), as the spool keeps a recording's track.
+    /// cam1's connection 1 session 3 has a recent clip: ``clipBytes`` laid out as a playable clip is (see
+    /// `ClipParts`): 100 bytes made for it, then two files (a 200-byte header and a 700-byte segment) whose bytes
+    /// differ from the clip's at two places that patches set right.
     func clip(camera: String, connection: UInt16, session: SessionNumber) async -> ClipParts? {
         camera == "cam1" && connection == 1 && session == 3 ? Self.clip : nil
     }
@@ -133,9 +134,17 @@ final class TestSidecar: SidecarControl {
         let directory = FileManager.default.temporaryDirectory
         let header = directory.appendingPathComponent("pushav-test-clip-\(getpid()).init")
         let segment = directory.appendingPathComponent("pushav-test-clip-\(getpid())-1001.m4s")
-        FileManager.default.createFile(atPath: header.path, contents: Data(clipBytes[0..<300]))
-        FileManager.default.createFile(atPath: segment.path, contents: Data(clipBytes[300...]))
-        return ClipParts(parts: [.init(file: header, bytes: 300), .init(file: segment, bytes: 700)])
+        FileManager.default.createFile(atPath: header.path, contents: Data(clipBytes[100..<300]))
+        // On disk the segment's bytes 0–3 and 400–403 are zeros: the patches put the clip's there.
+        var onDisk = Array(clipBytes[300...])
+        onDisk.replaceSubrange(0..<4, with: [0, 0, 0, 0])
+        onDisk.replaceSubrange(400..<404, with: [0, 0, 0, 0])
+        FileManager.default.createFile(atPath: segment.path, contents: Data(onDisk))
+        return ClipParts(parts: [
+            .init(made: Array(clipBytes[0..<100])), .init(file: header, bytes: 200),
+            .init(file: segment, bytes: 700, patches: [.init(offset: 0, bytes: Array(clipBytes[300..<304])),
+                                                       .init(offset: 400, bytes: Array(clipBytes[700..<704]))]),
+        ])
     }()
 
     /// The bytes the image routes answer with (a JPEG's start and end markers around a comment: the API passes them on).

@@ -40,12 +40,12 @@ import TransportModel
         func refused() async -> [UInt16] { await engine.cameraStatuses().first?.connectionsWithoutTLSEndpoint ?? [] }
         #expect(await refused() == [])
         try await server.removeTLSEndpoint(fabricIndex: 1, endpointID: 1)
-        try await Polling.waitUntil("the connection refused", timeout: .seconds(10)) { await refused() == [id] }
+        try await Polling.waitUntil("the connection refused") { await refused() == [id] }
         let refusal = logs.allWithMetadata.filter { $0.contains("TLS endpoint is gone") }
         #expect(refusal.count == 1 && refusal[0].contains("connection=\(id)") && refusal[0].contains("tlsEndpointID=1"), "\(refusal)")
 
         try await server.setTLSEndpoint(endpoint)
-        try await Polling.waitUntil("the connection recording again", timeout: .seconds(10)) {
+        try await Polling.waitUntil("the connection recording again") {
             logs.all.filter { $0.hasPrefix("connection attached") }.count == 2
         }
         #expect(await refused() == [])

@@ -5,7 +5,7 @@ import Foundation
 /// Swift Testing runs every test function, synchronous ones included, on the cooperative pool: one thread per core,
 /// two on CI. A test that blocked there for seconds would stall the timers, in-process servers and uploads of every
 /// other test running beside it, and their bounded waits would fail. Tests therefore await blocking work through
-/// this. (Not NIO's blocking-I/O pool: the code under test needs that, and a test may block for minutes.)
+/// this. (Not `BlockingIO`'s pool: the code under test needs that, and a test may block for minutes.)
 ///
 /// Work that loads the CPU for seconds (a `pushav` or `ffmpeg` run) goes through ``runHeavy(_:)``: at most
 /// ``heavyLimit`` of those run at once, the others wait their turn in order. Blocked cooperative threads used to cap,
