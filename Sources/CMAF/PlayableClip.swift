@@ -199,10 +199,13 @@ public struct PlayableClip: Hashable, Sendable {
 
     // MARK: - Box bytes
 
-    static func be32(_ value: UInt32) -> [UInt8] { (0 ..< 4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
-    static func be64(_ value: UInt64) -> [UInt8] { (0 ..< 8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) } }
-    static func box(_ type: FourCC, _ payload: [UInt8]) -> [UInt8] { be32(UInt32(8 + payload.count)) + type.bytes + payload }
-    static func fullBox(_ type: FourCC, version: UInt8, _ payload: [UInt8]) -> [UInt8] { box(type, [version, 0, 0, 0] + payload) }
+    // Box bytes are written by CommonEncryption's writers (`box`, `fullBox`, `be32`, `be64`): one writer per module.
+    static func be32(_ value: UInt32) -> [UInt8] { CommonEncryption.be32(value) }
+    static func be64(_ value: UInt64) -> [UInt8] { CommonEncryption.be64(value) }
+    static func box(_ type: FourCC, _ payload: [UInt8]) -> [UInt8] { CommonEncryption.box(type, payload) }
+    static func fullBox(_ type: FourCC, version: UInt8, _ payload: [UInt8]) -> [UInt8] {
+        CommonEncryption.fullBox(type, version: version, flags: 0, payload)
+    }
 
     static func patched(_ bytes: [UInt8], at offset: Int, _ value: [UInt8]) -> [UInt8] {
         var bytes = bytes
