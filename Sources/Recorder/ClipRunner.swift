@@ -322,7 +322,12 @@ final class ClipRunner {
                 records.append(record)
             }
             try handle(.sessionWritten(session: record.session, empty: record.tracks.isEmpty), buffer: buffer)
-            logger.info("clip ends", metadata: ["session": "\(record.session)", "reason": "\(clip.end!.reason.rawValue)"])
+            if let end = clip.end {
+                logger.info("clip ends", metadata: [
+                    "session": "\(record.session)", "reason": "\(end.reason.rawValue)", "trigger": "\(clip.begin.trigger.rawValue)",
+                    "why": "\(end.reason.explanation(trigger: clip.begin.trigger))",
+                ])
+            }
         }
         if let clip = open {
             do { try clip.consume(buffer: buffer, limit: inputEnded ? nil : analysisTime) } catch { try writerFailed(clip, error: error) }

@@ -19,6 +19,22 @@ public enum ClipEndReason: String, Sendable, Hashable, CaseIterable {
     /// The recorder was asked to stop (Ctrl-C, SIGTERM, a service shutting down) before the clip's own end: the
     /// clip ends at the last frame read.
     case interrupted
+
+    /// The reason in plain words for logs and the CLI's summary. The raw values are the specification's
+    /// (`motionDetectedDuration` names t0 + D whatever started the activation), which misleads a reader of a
+    /// Command clip's log; the words say what elapsed for the trigger that `trigger` names.
+    public func explanation(trigger: TriggerType) -> String {
+        switch self {
+        case .motionDetectedDuration:
+            trigger == .command ? "the command's duration elapsed" : "motion stopped extending it (t0 + D reached)"
+        case .maxDuration:
+            trigger == .command ? "the command's duration reached the maximum" : "the maximum duration was reached"
+        case .endOfInput: "the input ended"
+        case .transportInactive: "the transport was set Inactive"
+        case .sessionLength: "the session length was reached; the next session goes on"
+        case .interrupted: "the recorder was stopped"
+        }
+    }
 }
 
 /// Whether the transport may record (SetTransportStatus).

@@ -1,8 +1,10 @@
 import ArgumentParser
+import Domain
 import Foundation
 import Logging
 import MediaIO
 import Recorder
+import Timeline
 
 /// A failure reported as one clear line on stderr and a non-zero exit.
 struct CLIError: Error, CustomStringConvertible {
@@ -88,6 +90,9 @@ enum ReportFile {
         if report.sessions.isEmpty { lines.append("no clip recorded") }
         for s in report.sessions {
             var head = "session \(s.session): " + String(format: "%.3f–%.3f s (%.3f s), %@", s.start, s.end, s.duration, s.endReason)
+            if let reason = ClipEndReason(rawValue: s.endReason), let trigger = s.triggerType.flatMap(TriggerType.init(rawValue:)) {
+                head += " (\(reason.explanation(trigger: trigger)))"
+            }
             if let t0 = s.trigger, s.triggerType != "continuous" {
                 head += String(format: "; trigger %.3f s, pre-roll %.3f s", t0, s.preRoll ?? 0)
                 if let d = s.motionDetectedDuration { head += String(format: ", D %.0f s", d) }

@@ -138,6 +138,13 @@ extension ServeEndToEndTests {
                     && stored.filter { $0.hasPrefix("session_1/video/segment_") }.count >= 2
             }
             #expect(!ingest.endpoint.storedPaths.contains { $0.hasPrefix("session_2") })
+            // Issue 51 (7): the log says the command's duration ended the clip, not motion.
+            try await Fixtures.waitUntil("the clip's end logged", timeout: .seconds(30)) {
+                serve.log.all.contains { $0.text.contains("clip ends") }
+            }
+            let ends = serve.log.all.filter { $0.text.contains("clip ends") }.map(\.text)
+            #expect(ends.count == 1 && ends.allSatisfy { $0.contains("trigger=command") && $0.contains("why=the command's duration elapsed") },
+                    "\(ends)")
 
             serve.process.signal(SIGTERM)
             let exited = try await serve.process.waitForExit(timeout: .seconds(15))

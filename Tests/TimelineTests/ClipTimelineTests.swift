@@ -245,3 +245,28 @@ let filterCases: [FilterCase] = [
         #expect(scenario.filter.matches(scenario.sample) == scenario.matches)
     }
 }
+
+/// Issue 51 (7): a Command clip's log said `reason=motionDetectedDuration` and nothing else, which reads as if motion
+/// ended it. The raw values stay the specification's (the report's `endReason`); the words say what elapsed.
+@Suite struct ClipEndReasonWordsTests {
+    @Test(arguments: [
+        (ClipEndReason.motionDetectedDuration, TriggerType.command, "the command's duration elapsed"),
+        (.motionDetectedDuration, .motion, "motion stopped extending it (t0 + D reached)"),
+        (.maxDuration, .command, "the command's duration reached the maximum"),
+        (.maxDuration, .motion, "the maximum duration was reached"),
+        (.endOfInput, .command, "the input ended"),
+        (.transportInactive, .motion, "the transport was set Inactive"),
+        (.sessionLength, .continuous, "the session length was reached; the next session goes on"),
+        (.interrupted, .continuous, "the recorder was stopped"),
+    ])
+    func wordsFitTheTrigger(_ reason: ClipEndReason, _ trigger: TriggerType, _ words: String) {
+        #expect(reason.explanation(trigger: trigger) == words)
+    }
+
+    @Test func noCommandClipIsExplainedByMotion() {
+        for reason in ClipEndReason.allCases {
+            #expect(!reason.explanation(trigger: .command).contains("motion"), "\(reason)")
+        }
+        #expect(ClipEndReason.motionDetectedDuration.rawValue == "motionDetectedDuration")
+    }
+}
