@@ -20,12 +20,15 @@ extension ServeEndToEndTests {
     @Test func statusPageShowsThumbnailsPlaysFromTheTimelineAndListsEvents() async throws {
         // A zone over the moving box's path, with a trigger: drawn over the snapshot, its events in the list.
         let zone = "zones: [{id: 1, name: door, polygon: [[180, 280], [980, 280], [980, 480], [180, 480]]}]"
-        try await ServeScenario.run(camera: zone) { scenario in
+        try await ServeScenario.run(camera: zone + "\n    audioStreamID: 2") { scenario in
             let (ingest, serve) = (scenario.ingest, scenario.serve)
             _ = try await serve.json(.POST, "/v1/cameras/cam1/zoneManagement/commands/createOrUpdateTrigger", JSON.text(["trigger": [
                 "zoneID": 1, "initialDuration": 2, "augmentationDuration": 1, "maxDuration": 4, "blindDuration": 0]]))
-            let motion = try await serve.allocate(scenario.options(
-                path: "motion/", trigger: .motion(initial: 2, augmentation: 1, max: 4, blind: 0, sensitivity: 5, preRollMs: 2000)))
+            // The motion transport records the camera's sound as well: its clip must play with it.
+            var motionOptions = scenario.options(
+                path: "motion/", trigger: .motion(initial: 2, augmentation: 1, max: 4, blind: 0, sensitivity: 5, preRollMs: 2000))
+            motionOptions["audioStreamID"] = 2
+            let motion = try await serve.allocate(motionOptions)
             let manual = try await serve.allocate(scenario.options(path: "manual/", trigger: .command(preRollMs: 2000)))
             try await serve.setActive(motion)
             try await serve.setActive(manual)
@@ -38,6 +41,7 @@ extension ServeEndToEndTests {
                     && !(camera["recentMotion"] as? [[String: Any]] ?? []).isEmpty
             }
             try await Self.expectThumbnails(serve)
+            let motionSeconds = try await Self.probedDuration(of: motionClip, serve: serve, scratch: ingest.directory)
             let (snapshotStatus, snapshot) = try await serve.bytes("/v1/cameras/cam1/snapshot.jpg")
             #expect(snapshotStatus == 200 && snapshot.contentType == "image/jpeg")
             #expect(JPEGHeader.size(of: snapshot.body).map { [$0.width, $0.height] } == [640, 360], "snapshot")
@@ -74,7 +78,7 @@ extension ServeEndToEndTests {
 
                 // A click on the clip's bar plays it from its start, its trigger marked.
                 try await browser.click("\(card) .clip-row button[data-clip=\"\(motionClip)\"]")
-                try await Self.waitForPlayback(of: motionClip, in: browser)
+                try await Self.waitForPlayback(of: motionClip, in: browser, withSound: true, seconds: motionSeconds)
                 #expect(try await browser.evaluate("!document.querySelector('\(card) .scrub .trigger').hidden") as? Bool == true,
                         "no trigger mark")
                 // Seeking: the player jumps into the clip — the route answers its byte ranges — and shows that picture.
@@ -118,6 +122,22 @@ extension ServeEndToEndTests {
                 throw error
             }
             await browser.close()
+
+            // The same page and clip in a WebKit engine (GStreamer's demuxer, not FFmpeg's): a click plays the
+            // motion clip with its sound track, its length known from the header.
+            let webkit = try await WebKitSession.start(logDirectory: ingest.directory.appendingPathComponent("webkit"))
+            do {
+                try await webkit.open(serve.api + "/")
+                let bar = "#camera-cam1 .clip-row button[data-clip=\"\(motionClip)\"]"
+                try await webkit.waitUntil("the motion clip's bar in WebKit", "document.querySelector(\(ChromiumSession.quoted(bar)))")
+                try await webkit.click(bar)
+                try await Self.waitForPlayback(of: motionClip, in: webkit, withSound: true, seconds: motionSeconds)
+            } catch {
+                let logs = webkit.output
+                await webkit.close()
+                throw TestFailure("\(error)\n\(logs)")
+            }
+            await webkit.close()
         }
     }
 
@@ -136,13 +156,36 @@ extension ServeEndToEndTests {
     }
 
     /// Waits until the page's player plays `clip` (its MP4 as the source) and its time advances.
-    static func waitForPlayback(of clip: String, in browser: ChromiumSession) async throws {
+    /// Issue 48: a clip with sound plays its sound (Chromium counts the audio bytes it decoded), and the player
+    /// knows the clip's length from its header — the duration FFmpeg reads from the same bytes — rather than
+    /// learning it only at the end. `seconds` nil skips the duration check (a clip still being written).
+    static func waitForPlayback(of clip: String, in browser: some PageBrowser, withSound: Bool = false,
+                                seconds: Double? = nil) async throws {
         let parts = clip.split(separator: "/")
         let source = "/v1/cameras/\(parts[0])/clips/\(parts[1])/\(parts[2])"
-        try await browser.waitUntil("\(clip) playing", """
+        try await browser.waitUntil("\(clip) playing\(withSound ? " with sound" : "")\(seconds.map { ", \($0) s long" } ?? "")", """
             (() => { const v = document.querySelector('#camera-\(parts[0]) .viewer video');
-              return v.dataset.clip === '\(clip)' && v.currentSrc.endsWith('\(source)') && !v.paused && v.currentTime > 0.3; })()
-            """)
+              return v.dataset.clip === '\(clip)' && v.currentSrc.endsWith('\(source)') && !v.paused && v.currentTime > 0.3
+                && (\(!withSound) || \(type(of: browser).playsSound))
+                && (\(seconds == nil) || Math.abs(v.duration - \(seconds ?? 0)) < 0.1); })()
+            """, timeout: .seconds(20))
+    }
+
+    /// The length of `clip` (`cam/connection/session`, one with sound) as ffprobe reads the bytes the clip route
+    /// serves, which must hold a video and an audio stream.
+    static func probedDuration(of clip: String, serve: Serve, scratch: URL) async throws -> Double {
+        let parts = clip.split(separator: "/")
+        let (status, fetched) = try await serve.bytes("/v1/cameras/\(parts[0])/clips/\(parts[1])/\(parts[2])")
+        try #require(status == 200, "clip route: \(status)")
+        let file = scratch.appendingPathComponent("probed-\(parts.joined(separator: "-")).mp4")
+        try Data(fetched.body).write(to: file)
+        let probe = try await ProcessRun.run(URL(fileURLWithPath: "/usr/bin/ffprobe"), [
+            "-v", "error", "-show_entries", "format=duration:stream=codec_type", "-of", "csv=p=0", file.path,
+        ])
+        try #require(probe.succeeded, "\(probe.stderr)")
+        let lines = probe.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("audio") && lines.contains("video"), "\(clip): \(lines)")
+        return try #require(lines.compactMap(Double.init).first, "\(clip): no duration in \(lines)")
     }
 }
 
@@ -193,4 +236,21 @@ enum Chromium {
 
 extension Duration {
     var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
+}
+
+/// A browser engine a page test drives: JavaScript polled until it holds.
+protocol PageBrowser: Sendable {
+    func waitUntil(_ what: String, _ expression: String, timeout: Duration) async throws
+    /// A JavaScript condition on the `<video>` element `v`: true once the engine plays the source's sound.
+    static var playsSound: String { get }
+}
+
+extension ChromiumSession: PageBrowser {
+    /// Chromium counts the audio bytes its decoder consumed (muted output still decodes).
+    static var playsSound: String { "v.webkitAudioDecodedByteCount > 0" }
+}
+
+extension WebKitSession: PageBrowser {
+    /// WebKitGTK has no decoded-bytes counter; it lists the audio track GStreamer found and enabled.
+    static var playsSound: String { "(v.audioTracks.length === 1 && v.audioTracks[0].enabled)" }
 }
