@@ -26,6 +26,9 @@ let package = Package(
         // `pushav serve --demo`'s throwaway certificates, made in process (already resolved for AsyncHTTPClient).
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        // Whole writes to a file descriptor, retried on EINTR (already resolved for SwiftNIO): segment files, the
+        // spool's durable files, the certificates command and standard output.
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         // `pushav serve`'s /metrics: the swift-metrics backend that renders the Prometheus text format.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // Request and response types of the HTTP API and the ingest server (what Hummingbird's own are built on).
@@ -71,6 +74,7 @@ let package = Package(
                 "Domain", "MediaIO", "Timeline", "Motion", "CMAF",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // The one path from a transport connection's TransportOptions to a recording, for `record` and `serve`: the
@@ -100,6 +104,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // Destination keys: a SHA-256 of where and how a recording's objects go.
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // `pushav receive`: the reference CMAF ingest endpoint (Hummingbird, HTTPS with client certificates).
@@ -190,6 +195,7 @@ let package = Package(
                 "Domain", "Recorder", "TransportRecording", "CMAF", "MediaIO", "Motion", "Timeline", "TransportModel", "Ingest",
                 "IngestServer", "Sidecar", "Delivery",
                 "SidecarAPI", "SidecarDemo", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),

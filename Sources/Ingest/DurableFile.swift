@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import SystemPackage
 
 /// Crash-safe file writes: temp file, write, fsync, rename, fsync the directory. After `write` returns, the file
 /// survives `kill -9` and power loss with exactly these bytes; before, the old state (no file) stays visible.
@@ -27,17 +28,10 @@ enum DurableFile {
         defer {
             if !closed { close(fd) }
         }
-        let contiguous = Array(bytes)
-        try contiguous.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw Failure(operation: "write", path: temporary.path, code: errno)
-                }
-                offset += written
-            }
+        do {
+            _ = try FileDescriptor(rawValue: fd).writeAll(bytes)
+        } catch let error as Errno {
+            throw Failure(operation: "write", path: temporary.path, code: error.rawValue)
         }
         if sync {
             guard fsync(fd) == 0 else { throw Failure(operation: "fsync", path: temporary.path, code: errno) }

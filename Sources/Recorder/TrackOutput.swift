@@ -5,6 +5,7 @@ import Glibc
 #endif
 import Domain
 import MediaIO
+import SystemPackage
 import Timeline
 
 /// One CMAF track of a session being written: its muxer, the open segment's bytes, and the finished segments.
@@ -163,16 +164,11 @@ struct SegmentFileWriter {
         let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).partial").path
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FileError(path: temporary, operation: "create", errno: errno) }
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                close(fd)
-                throw FileError(path: temporary, operation: "write", errno: code)
-            }
-            offset += n
+        do {
+            _ = try FileDescriptor(rawValue: fd).writeAll(bytes)
+        } catch let error as Errno {
+            close(fd)
+            throw FileError(path: temporary, operation: "write", errno: error.rawValue)
         }
         guard close(fd) == 0 else { throw FileError(path: temporary, operation: "close", errno: errno) }
         guard rename(temporary, url.path) == 0 else { throw FileError(path: url.path, operation: "rename", errno: errno) }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SidecarDemo
+import SystemPackage
 
 /// `pushav certificates make DIR`: the certificates a mutual-TLS upload needs, for a user with no PKI of their own.
 struct CertificatesCommand: ParsableCommand {
@@ -98,14 +99,10 @@ struct MakeCertificates: ParsableCommand {
         let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw CLIError("cannot create \(url.path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw CLIError("cannot write \(url.path): \(String(cString: strerror(errno)))")
-            }
-            bytes = bytes.dropFirst(written)
+        do {
+            _ = try FileDescriptor(rawValue: fd).writeAll(text.utf8)
+        } catch let error as Errno {
+            throw CLIError("cannot write \(url.path): \(String(cString: strerror(error.rawValue)))")
         }
         guard fsync(fd) == 0 else { throw CLIError("cannot write \(url.path): \(String(cString: strerror(errno)))") }
         // The umask may have narrowed the mode; a certificate stays readable as intended.

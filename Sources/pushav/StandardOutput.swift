@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemPackage
 
 /// Standard output for lines a command prints as it goes. `FileHandle.write(_:)` stops the process with a fatal error
 /// and a backtrace when the reader has gone (`pushav serve --demo | head -3`: EPIPE, since the process ignores
@@ -8,20 +9,14 @@ import Glibc
 /// what happens here; any other write error leaves nothing better to do than go on.
 enum StandardOutput {
     static func write(_ text: String) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-            if written >= 0 {
-                bytes = bytes.dropFirst(written)
-            } else if errno == EINTR {
-                continue
-            } else if errno == EPIPE {
-                signal(SIGPIPE, SIG_DFL)
-                raise(SIGPIPE)
-                _exit(128 + SIGPIPE)
-            } else {
-                return
-            }
+        do {
+            _ = try FileDescriptor.standardOutput.writeAll(text.utf8)
+        } catch Errno.brokenPipe {
+            signal(SIGPIPE, SIG_DFL)
+            raise(SIGPIPE)
+            _exit(128 + SIGPIPE)
+        } catch {
+            return
         }
     }
 }
